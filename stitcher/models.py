@@ -1,0 +1,160 @@
+"""Plain data records shared by every layer. No I/O, no heavy imports."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def sha256_hex(text: str) -> str:
+    """Hex SHA-256 of the UTF-8 encoding of `text`."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Document:
+    """One input document after loading: normalised text plus metadata.
+
+    `doc_id` is stable across runs (the path relative to the ingest root); `source` is the path
+    as the user gave it. `metadata` holds title, date, tags, lang, page starts and any front-matter
+    keys; values are JSON-like (str, int, float, bool, list[str], datetime).
+    """
+
+    doc_id: str
+    source: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def doc_hash(self) -> str:
+        """Hash of text and metadata: any change to either makes a new version."""
+        meta = repr(sorted((k, repr(v)) for k, v in self.metadata.items()))
+        return sha256_hex(self.text + "\x00" + meta)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a document: `text == document.text[start:end]`."""
+
+    index: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """A chunk as stored in a collection (one Weaviate object).
+
+    `doc_length` is the length of the whole document text, so `end == doc_length` marks its last
+    chunk. `metadata` holds the document's metadata (title, date, tags, lang, page, ...).
+    """
+
+    id: str
+    doc_id: str
+    doc_hash: str
+    chunk_index: int
+    start: int
+    end: int
+    text: str
+    source: str
+    chunk_hash: str
+    doc_length: int = 0
+    parent_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SpanRequest:
+    """Ask for every chunk of one document version overlapping characters [lo, hi)."""
+
+    doc_id: str
+    doc_hash: str
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class ScoreExplain:
+    """How a hybrid score came about: each side's normalised score and its weight."""
+
+    alpha: float
+    fusion: str
+    keyword: float | None
+    vector: float | None
+    keyword_contribution: float | None
+    vector_contribution: float | None
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chunk returned by a query, with its fused score."""
+
+    record: ChunkRecord
+    score: float
+    explain: ScoreExplain | None = None
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A search result: an exact slice `[start, end)` of one document, whole sentences if possible.
+
+    `truncated` is true when a sentence boundary was not reached within the extension bound on
+    either side. `hit_ids` are the chunks that matched the query; `chunk_ids` all chunks the
+    passage was cut from, in document order.
+    """
+
+    text: str
+    source: str
+    doc_id: str
+    score: float
+    hit_ids: tuple[str, ...]
+    chunk_ids: tuple[str, ...]
+    start: int
+    end: int
+    truncated: bool
+    explain: ScoreExplain | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    hit_spans: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class CollectionSettings:
+    """What a collection was built with; writing with other settings is refused."""
+
+    model: str
+    dimension: int
+    chunk_size: int
+    chunk_overlap: int
+    segmenter: str = "rjieba"
+    layout: str = "stitcher/1"
+
+    def differences(self, other: CollectionSettings) -> list[str]:
+        """Human-readable list of fields that differ, e.g. ["model: a != b"]."""
+        out = []
+        for name in ("model", "dimension", "chunk_size", "chunk_overlap", "segmenter", "layout"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                out.append(f"{name}: {theirs!r} (collection) != {mine!r} (requested)")
+        return out
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """What the store knows about one document: enough to decide skip / replace / prune."""
+
+    doc_id: str
+    doc_hashes: frozenset[str]
+    chunk_count: int
+    source: str
+
+
+@dataclass(frozen=True)
+class WriteFailure:
+    """A chunk the store did not accept, with the server's reason."""
+
+    id: str
+    doc_id: str
+    reason: str

@@ -1,0 +1,83 @@
+"""The storage seam: everything ingest and search need from a collection of chunks.
+
+`WeaviateStore` is the real thing; `MemoryStore` holds the same data in dicts for fast unit tests.
+Both pass the contract suite in tests/test_store_contract.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from stitcher.filters import Where
+from stitcher.models import (
+    ChunkRecord,
+    CollectionSettings,
+    Hit,
+    SpanRequest,
+    StoredDocument,
+    WriteFailure,
+)
+
+
+class ChunkStore(Protocol):
+    """One collection of chunks. Methods that read by id accept any number of ids."""
+
+    @property
+    def name(self) -> str:
+        """The collection's name as the server spells it."""
+        ...
+
+    def exists(self) -> bool:
+        """Whether the collection exists."""
+        ...
+
+    def create(self, settings: CollectionSettings) -> None:
+        """Create the collection with stitcher's schema and record `settings` on it."""
+        ...
+
+    def settings(self) -> CollectionSettings | None:
+        """The settings recorded on the collection, or None when it has none (foreign layout)."""
+        ...
+
+    def count(self) -> int:
+        """Number of chunk objects."""
+        ...
+
+    def documents(self) -> dict[str, StoredDocument]:
+        """Every document in the collection, keyed by doc_id (walks the whole collection)."""
+        ...
+
+    def vectors_by_chunk_hash(self, doc_id: str, chunk_hashes: Iterable[str]) -> dict[str, list[float]]:
+        """Stored vectors of this document's chunks whose text hash is in `chunk_hashes`."""
+        ...
+
+    def write(self, records: Sequence[ChunkRecord], vectors: Sequence[list[float]]) -> list[WriteFailure]:
+        """Insert or replace `records` (same id replaces). Returns what the server refused."""
+        ...
+
+    def delete_document(self, doc_id: str, keep_doc_hash: str | None = None) -> int:
+        """Delete the document's chunks, except those of version `keep_doc_hash`. Returns count."""
+        ...
+
+    def fetch(self, ids: Sequence[str]) -> list[ChunkRecord]:
+        """The records with these ids that exist, in any order."""
+        ...
+
+    def fetch_spans(self, requests: Sequence[SpanRequest]) -> list[ChunkRecord]:
+        """All chunks overlapping any requested character range, in ONE server round trip."""
+        ...
+
+    def hybrid(
+        self,
+        text: str,
+        keyword_text: str,
+        vector: list[float],
+        *,
+        limit: int,
+        alpha: float,
+        fusion: str = "relative",
+        where: Where | None = None,
+    ) -> list[Hit]:
+        """Hybrid query: BM25 over `keyword_text` (already segmented) and vector similarity."""
+        ...
