@@ -1,0 +1,42 @@
+# One command for the demo, one for the tests; both set up .venv with uv first.
+#   make demo   start the local Weaviate, ingest samples/, run searches
+#   make test   lint, type-check and run the whole test suite against a real Weaviate
+
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+UV := python3 -m uv
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: setup server demo test lint clean-venv
+
+$(BIN)/.installed: pyproject.toml
+	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) venv --quiet --allow-existing $(VENV)
+	$(UV) pip install --quiet --python $(BIN)/python -e '.[dev]'
+	@touch $@
+
+setup: $(BIN)/.installed server
+
+# Builds the pinned Weaviate once (go install, ~8 min cold) into ~/.cache/stitcher; later a no-op.
+server: $(BIN)/.installed
+	$(BIN)/stitcher server install
+
+demo: setup
+	$(BIN)/stitcher server start
+	$(BIN)/stitcher ingest samples/
+	$(BIN)/stitcher search "how is the tea picked and dried?"
+	$(BIN)/stitcher search "铁路 提速"
+	@echo "The server keeps running for the next command; stop it with: $(BIN)/stitcher server stop"
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check stitcher tests bench
+	$(BIN)/ruff format --check stitcher tests bench
+	$(BIN)/mypy
+
+test: setup lint
+	$(BIN)/python -m pytest
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,130 @@
+"""Deterministic chunk ids and the records written for one document.
+
+An id depends on the collection, the document, the document version and the chunk's position, so
+re-ingesting an unchanged document rewrites the same objects instead of adding duplicates, and a
+changed document gets new ids that never collide with the old version's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from stitcher.errors import UsageError
+from stitcher.models import Chunk, ChunkRecord, Document, sha256_hex
+
+#: Namespace of every chunk id. Changing it (or the encoding in `chunk_uuid`) changes all ids and
+#: makes every stored document look new: never do it within a layout version.
+CHUNK_NAMESPACE = uuid.UUID("6f1c3e0a-5b7d-5c2e-9a41-2d8e7f3b9c10")
+
+# Weaviate class names must be GraphQL type names that start with a capital letter.
+_COLLECTION_NAME_RE = re.compile(r"[A-Z][_0-9A-Za-z]*")
+
+
+def canonical_collection_name(name: str) -> str:
+    """The spelling Weaviate stores a collection under: first letter upper-cased.
+
+    Weaviate upper-cases the first letter on creation, so "docs" and "Docs" are one collection;
+    ids and lookups must use the canonical form to agree.
+
+    Args:
+        name: The collection name as the user typed it.
+
+    Returns:
+        The name with its first letter upper-cased.
+
+    Raises:
+        UsageError: The name is not a valid Weaviate collection name.
+    """
+    canonical = name[:1].upper() + name[1:]
+    if not _COLLECTION_NAME_RE.fullmatch(canonical):
+        raise UsageError(
+            f"invalid collection name {name!r}: use a letter followed by letters, digits or _ "
+            f"(e.g. --collection Docs)"
+        )
+    return canonical
+
+
+def chunk_uuid(collection: str, doc_id: str, doc_hash: str, index: int) -> str:
+    """The id of chunk `index` of one version (`doc_hash`) of a document, as a UUID string.
+
+    The four values are encoded as a JSON list before hashing: concatenating them, as
+    `weaviate.util.generate_uuid5` does, would let ("a", "bc") and ("ab", "c") collide.
+
+    Args:
+        collection: Collection name in any accepted spelling; it is canonicalised first.
+        doc_id: Stable document id (path relative to the ingest root).
+        doc_hash: Hash of the document version (`Document.doc_hash`).
+        index: Position of the chunk in the document, from 0.
+
+    Returns:
+        A version-5 UUID in its canonical 36-character form.
+
+    Raises:
+        UsageError: The collection name is invalid.
+    """
+    key = json.dumps([canonical_collection_name(collection), doc_id, doc_hash, index])
+    return str(uuid.uuid5(CHUNK_NAMESPACE, key))
+
+
+def chunk_hash(text: str) -> str:
+    """Hex SHA-256 of a chunk's text: equal text reuses a stored vector instead of re-embedding."""
+    return sha256_hex(text)
+
+
+def page_of(offset: int, page_starts: Sequence[int]) -> int:
+    """1-based page holding character `offset`, given the offset where each page starts."""
+    return max(1, bisect.bisect_right(page_starts, offset))
+
+
+def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> list[ChunkRecord]:
+    """The records to store for one document: deterministic ids, chained by `parent_id`.
+
+    Each record's `parent_id` is the id of the chunk before it (None for the first), so a reader
+    can walk a document backwards. Metadata is the document's, without the bulky "page_starts"
+    list but with "page": the 1-based page where the chunk starts, when page starts are known.
+
+    Args:
+        collection: Collection name in any accepted spelling.
+        doc: The loaded document.
+        chunks: The document's chunks, in order (from `stitcher.chunking.split`).
+
+    Returns:
+        One record per chunk, in the same order.
+
+    Raises:
+        UsageError: The collection name is invalid.
+    """
+    canonical = canonical_collection_name(collection)
+    doc_hash = doc.doc_hash
+    page_starts = doc.metadata.get("page_starts")
+    base_metadata = {key: value for key, value in doc.metadata.items() if key != "page_starts"}
+    records = []
+    parent_id: str | None = None
+    for index, chunk in enumerate(chunks):
+        record_id = chunk_uuid(canonical, doc.doc_id, doc_hash, index)
+        metadata: dict[str, Any] = dict(base_metadata)
+        if page_starts:
+            metadata["page"] = page_of(chunk.start, page_starts)
+        records.append(
+            ChunkRecord(
+                id=record_id,
+                doc_id=doc.doc_id,
+                doc_hash=doc_hash,
+                chunk_index=index,
+                start=chunk.start,
+                end=chunk.end,
+                text=chunk.text,
+                source=doc.source,
+                chunk_hash=chunk_hash(chunk.text),
+                doc_length=len(doc.text),
+                parent_id=parent_id,
+                metadata=metadata,
+            )
+        )
+        parent_id = record_id
+    return records

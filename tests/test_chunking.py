@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stitcher import chunking
+from stitcher.chunking import split, validate_chunk_settings
+from stitcher.errors import UsageError
+from stitcher.models import Chunk
+
+CHINESE_SENTENCES = [
+    "我们需要重新编译内核。",
+    "他说：“这个方法不行！”",
+    "为什么向量检索找不到关键词？",
+    "文本嵌入和矢量相似性搜索可以帮助我们理解文档的含义",  # no terminator
+    "「引号里的句子。」",
+    "数据库，索引，查询；",
+]
+ENGLISH_SENTENCES = [
+    "The quick brown fox jumps over the lazy dog. ",
+    "Is this the real life? ",
+    'He said "stop!" and left. ',
+    "Version 1.38.11 costs $1,000 per year",  # no terminator
+    "e.g. this, that; and: more ",
+]
+SEPARATORS = ["\n", "\n\n", " ", "\n  \n", "\t", "　"]
+NO_SPACE_RUN = st.integers(1, 400).map(lambda n: ("中文没有标点" * n)[: n * 3])
+BASE64_RUN = st.integers(1, 400).map(lambda n: ("QUJDREVGR0g=" * n)[: n * 2])
+PERIODIC_RUN = st.sampled_from(["=", "ab", "-+", "。", " ", "\n", "abc. "]).flatmap(
+    lambda unit: st.integers(1, 300).map(lambda n: unit * n)
+)
+
+pieces = st.one_of(
+    st.sampled_from(CHINESE_SENTENCES),
+    st.sampled_from(ENGLISH_SENTENCES),
+    st.sampled_from(SEPARATORS),
+    NO_SPACE_RUN,
+    BASE64_RUN,
+    PERIODIC_RUN,
+    st.text(alphabet='ab 。.!?\n，,”"', max_size=30),
+)
+documents = st.lists(pieces, max_size=40).map("".join)
+sizes = st.integers(20, 300).flatmap(
+    lambda size: st.tuples(st.just(size), st.integers(0, size - 1))
+)
+
+
+def assert_tiles(text: str, chunks: list[Chunk], size: int, overlap: int) -> None:
+    if not text:
+        assert chunks == []
+        return
+    assert chunks[0].start == 0
+    assert chunks[-1].end == len(text)
+    for i, chunk in enumerate(chunks):
+        assert chunk.index == i
+        assert chunk.text == text[chunk.start : chunk.end]
+        assert 0 < len(chunk.text) <= size
+    for before, after in pairwise(chunks):
+        assert before.start < after.start
+        assert before.end < after.end
+        assert 0 <= before.end - after.start <= overlap  # no gap, bounded overlap
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents, sizes)
+def test_chunks_tile_the_text(text: str, size_overlap: tuple[int, int]) -> None:
+    size, overlap = size_overlap
+    chunks = split(text, size, overlap)
+    assert_tiles(text, chunks, size, overlap)
+    assert split(text, size, overlap) == chunks  # deterministic
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=2000), sizes)
+def test_arbitrary_unicode_tiles(text: str, size_overlap: tuple[int, int]) -> None:
+    size, overlap = size_overlap
+    assert_tiles(text, split(text, size, overlap), size, overlap)
+
+
+@settings(max_examples=30, deadline=None)
+@given(documents, sizes)
+def test_windowed_large_texts_still_tile(text: str, size_overlap: tuple[int, int]) -> None:
+    # Tiny windows (8 chunk sizes) force the pre-cutting path on most examples.
+    size, overlap = size_overlap
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chunking, "_WINDOW_CHARS", 1)
+        assert_tiles(text, split(text, size, overlap), size, overlap)
+
+
+def test_defaults_are_250_and_50() -> None:
+    text = "我们需要重新编译内核。" * 100
+    chunks = split(text)
+    assert max(len(c.text) for c in chunks) <= 250
+    assert_tiles(text, chunks, 250, 50)
+    assert any(a.end - b.start > 0 for a, b in pairwise(chunks))
+
+
+def test_empty_text_has_no_chunks() -> None:
+    assert split("") == []
+
+
+def test_whitespace_is_kept() -> None:
+    text = "  \n\n  "
+    assert [c.text for c in split(text)] == [text]
+
+
+def test_chinese_sentences_are_cut_after_closing_quote() -> None:
+    sentence = "他说：“今天我们重新编译内核。”"
+    text = sentence * 20
+    chunks = split(text, 60, 0)
+    assert all(c.text.endswith("。”") for c in chunks)
+    assert all(c.text.startswith("他说") for c in chunks)
+
+
+def test_english_sentences_are_cut_after_the_space() -> None:
+    text = "The quick brown fox jumps over the lazy dog. " * 20
+    chunks = split(text, 100, 0)
+    assert all(c.text.endswith("dog. ") for c in chunks)
+    assert all(c.text.startswith("The") for c in chunks)
+
+
+def test_paragraph_breaks_are_preferred_over_sentences() -> None:
+    paragraph = "第一句。第二句！第三句？"
+    text = "\n\n".join([paragraph] * 10)
+    chunks = split(text, 40, 0)
+    assert all(c.text.rstrip("\n").endswith("第三句？") for c in chunks)
+
+
+def test_decimal_points_and_thousands_are_not_cut() -> None:
+    text = ("value 3.14159 and 1,000,000 units " * 10).strip()
+    for chunk in split(text, 40, 0):
+        assert not chunk.text.endswith(("3.", "1,", "000,"))
+
+
+def test_duplicate_sentences_get_their_own_offsets() -> None:
+    # A naive text.find would place every chunk at the first occurrence.
+    text = "重复的句子。" * 200
+    chunks = split(text, 50, 10)
+    assert_tiles(text, chunks, 50, 10)
+    assert len({c.start for c in chunks}) == len(chunks)
+
+
+def test_text_without_separators_is_cut_by_characters_with_overlap() -> None:
+    text = "x" * 1000
+    chunks = split(text, 250, 50)
+    assert [(c.start, c.end) for c in chunks] == [
+        (0, 250),
+        (200, 450),
+        (400, 650),
+        (600, 850),
+        (800, 1000),
+    ]
+
+
+def test_huge_text_without_separators_tiles() -> None:
+    text = "中文没有标点的长文本" * 50_000  # 500k characters, several windows
+    chunks = split(text)
+    assert_tiles(text, chunks, 250, 50)
+
+
+def test_huge_text_is_windowed_at_paragraph_breaks() -> None:
+    paragraph = "An English sentence here. 一个中文句子。" * 10 + "\n\n"
+    text = paragraph * 2000
+    windows = chunking._windows(text, 65_536)
+    assert len(windows) > 1
+    assert all(text[end - 2 : end] == "\n\n" for _, end in windows[:-1])
+    assert_tiles(text, split(text), 250, 50)
+
+
+@pytest.mark.parametrize(
+    ("size", "overlap", "message"),
+    [
+        (19, 0, "--chunk-size 20"),
+        (250, -1, "negative"),
+        (250, 250, "smaller than the chunk size"),
+        (100, 300, "smaller than the chunk size"),
+    ],
+)
+def test_bad_settings_are_refused(size: int, overlap: int, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        validate_chunk_settings(size, overlap)
+    with pytest.raises(UsageError):
+        split("some text", size, overlap)
+
+
+def test_good_settings_pass() -> None:
+    validate_chunk_settings(20, 0)
+    validate_chunk_settings(250, 50)
+    validate_chunk_settings(250, 249)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abcXYZ0189+/=中文字", max_size=1500), sizes)
+def test_fast_path_matches_the_splitter(text: str, size_overlap: tuple[int, int]) -> None:
+    # Text without any separator skips the splitter; the result must be what it would give.
+    size, overlap = size_overlap
+    expected = chunking._splitter(size, overlap).split_text(text)
+    assert [c.text for c in split(text, size, overlap)] == expected
