@@ -26,8 +26,8 @@ server: $(BIN)/.installed
 demo: setup
 	$(BIN)/stitcher server start
 	$(BIN)/stitcher ingest samples/
-	$(BIN)/stitcher search "how is the tea picked and dried?"
-	$(BIN)/stitcher search "铁路 提速"
+	$(BIN)/stitcher search "how do birds navigate at night?"
+	$(BIN)/stitcher search "茶树 修剪"
 	@echo "The server keeps running for the next command; stop it with: $(BIN)/stitcher server stop"
 
 lint: $(BIN)/.installed

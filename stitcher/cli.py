@@ -1,0 +1,366 @@
+"""The `stitcher` command: parse flags, call the library, render. No logic of its own.
+
+Exit codes (one place: `main`): 0 success, 1 error, 2 usage error (bad flags, empty query,
+ambiguous name), 3 ingest finished but some inputs could not be read, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from stitcher.config import (
+    DEFAULT_ALPHA,
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_COLLECTION,
+    DEFAULT_MAX_EXTEND,
+)
+from stitcher.errors import StitcherError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from stitcher.api import Stitcher
+
+app = typer.Typer(
+    help="Load documents into Weaviate and search them so every hit comes back as whole sentences.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+server_app = typer.Typer(help="The local Weaviate server (the default when no --url is given).")
+model_app = typer.Typer(help="Embedding models.")
+app.add_typer(server_app, name="server")
+app.add_typer(model_app, name="model")
+
+# Shared options: every command that talks to Weaviate takes the same three.
+UrlOpt = Annotated[
+    str | None,
+    typer.Option("--url", help="Weaviate URL [env: WEAVIATE_URL]. Default: the local server."),
+]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key", help="API key for --url [env: WEAVIATE_API_KEY].", show_default=False
+    ),
+]
+GrpcOpt = Annotated[
+    int | None, typer.Option("--grpc-port", help="gRPC port of --url [env: WEAVIATE_GRPC_PORT].")
+]
+CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="Collection to use.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model", help="sentence-transformers model name or path. Default: all-MiniLM-L6-v2."
+    ),
+]
+
+
+def _out() -> Console:
+    from rich.console import Console
+
+    return Console(soft_wrap=False, highlight=False)
+
+
+def _err() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+@contextmanager
+def _stitcher(
+    url: str | None, api_key: str | None, grpc_port: int | None, collection: str
+) -> Iterator[Stitcher]:
+    from stitcher.api import Stitcher
+
+    err = _err()
+    with Stitcher(
+        url, api_key, collection, grpc_port=grpc_port, notice=lambda m: err.print(m)
+    ) as s:
+        yield s
+
+
+# --- server ---------------------------------------------------------------------------------
+
+
+@server_app.command("install")
+def server_install() -> None:
+    """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+    from stitcher.provision import ensure_binary
+
+    err = _err()
+    path = ensure_binary(progress=lambda line: err.print(line, markup=False, highlight=False))
+    typer.echo(str(path))
+
+
+@server_app.command("start")
+def server_start() -> None:
+    """Start the local server (no-op when it is running) and print its URL."""
+    from stitcher import server
+
+    err = _err()
+    info = server.start(notice=lambda m: err.print(m))
+    typer.echo(info.url)
+    err.print(
+        f"Weaviate {info.version} running (pid {info.pid}, gRPC port {info.grpc_port}, "
+        f"data in {info.data_path})"
+    )
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the local server."""
+    from stitcher import server
+
+    stopped = server.stop()
+    _err().print("stopped" if stopped else "no local server was running")
+
+
+@server_app.command("status")
+def server_status(as_json: JsonOpt = False) -> None:
+    """Version, ports, data path, collections and object counts of the local server."""
+    from stitcher import render, server
+
+    state = server.status()
+    data = state.to_json()
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        render.server_status(_out(), data)
+    if state.state == "stale":
+        raise typer.Exit(1)
+
+
+# --- model ----------------------------------------------------------------------------------
+
+
+@model_app.command("export")
+def model_export(model: ModelOpt = None) -> None:
+    """Export the model to ONNX so searches start without torch (ingest does this too)."""
+    from stitcher.api import export_model
+
+    typer.echo(str(export_model(model)))
+
+
+# --- ingest ---------------------------------------------------------------------------------
+
+
+@app.command()
+def ingest(
+    paths: Annotated[
+        list[str], typer.Argument(help="Files or directories; - reads paths from stdin.")
+    ],
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    glob: Annotated[
+        str | None, typer.Option(help="Only files matching this glob, e.g. '**/*.md'.")
+    ] = None,
+    chunk_size: Annotated[int, typer.Option(help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: Annotated[
+        int, typer.Option(help="Characters shared by neighbouring chunks.")
+    ] = DEFAULT_CHUNK_OVERLAP,
+    model: ModelOpt = None,
+    batch_size: Annotated[int, typer.Option(help="Texts per embedding batch.")] = 32,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Add this tag to every document (repeatable)."),
+    ] = None,
+    tags_from_dirs: Annotated[
+        bool, typer.Option(help="Tag documents with their folder names.")
+    ] = False,
+    prune: Annotated[
+        bool,
+        typer.Option(help="Delete stored documents whose files vanished from the given folders."),
+    ] = False,
+    dry_run: Annotated[bool, typer.Option(help="Show what would change; write nothing.")] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(help="Wait for a running ingest into the same collection instead of exiting."),
+    ] = False,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Load documents (250/50 chunks, deterministic ids, parent_id chain); safe to re-run."""
+    from stitcher import render
+    from stitcher.ingest import IngestOptions
+
+    options = IngestOptions(
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        glob=glob,
+        prune=prune,
+        dry_run=dry_run,
+        tags=tuple(tag or ()),
+        tags_from_dirs=tags_from_dirs,
+        batch_size=batch_size,
+    )
+    err = _err()
+    display = render.IngestDisplay(err) if err.is_terminal else render.QuietDisplay(err)
+    with _stitcher(url, api_key, grpc_port, collection) as s, display:
+        summary = s.ingest(
+            paths, model=model, options=options, stdin=sys.stdin, progress=display, wait=wait
+        )
+    for name, message in {**summary.unreadable, **summary.failed}.items():
+        err.print(
+            f"[red]error:[/red] {message}"
+            if message.startswith(name)
+            else f"[red]error:[/red] {name}: {message}"
+        )
+    if as_json:
+        typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))
+    else:
+        typer.echo(summary.one_line())
+        if dry_run:
+            for label, names in (
+                ("add", summary.added),
+                ("update", summary.updated),
+                ("delete", summary.deleted),
+            ):
+                for name in names:
+                    typer.echo(f"  would {label}: {name}")
+    raise typer.Exit(summary.exit_code)
+
+
+# --- search ---------------------------------------------------------------------------------
+
+
+@app.command()
+def search(
+    query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-k", help="Passages to return.")] = 5,
+    alpha: Annotated[
+        float,
+        typer.Option(help="Weight of the vector side: 1 = vector only, 0 = keyword (BM25) only."),
+    ] = DEFAULT_ALPHA,
+    fusion: Annotated[
+        str, typer.Option(help="relative (score fusion) or ranked (rank fusion).")
+    ] = "relative",
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    as_json: JsonOpt = False,
+    no_stitch: Annotated[bool, typer.Option("--no-stitch", help="Return the raw chunks.")] = False,
+    max_extend: Annotated[
+        int, typer.Option(help="Characters stitching may add on each side.")
+    ] = DEFAULT_MAX_EXTEND,
+    queries: Annotated[
+        Path | None,
+        typer.Option(help="Run one query per line of this file (- for stdin); prints JSON Lines."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option(help="Show how the keyword and vector sides made each score.")
+    ] = False,
+    model: ModelOpt = None,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Hybrid (BM25 + vector) search; every hit is stitched into whole sentences."""
+    from stitcher import render
+    from stitcher.errors import UsageError
+    from stitcher.search import SearchOptions
+
+    options = SearchOptions(
+        limit=limit, alpha=alpha, fusion=fusion, stitch=not no_stitch, max_extend=max_extend
+    )
+    options.validate()
+    if queries is None and (query is None or not query.strip()):
+        raise UsageError("give a QUERY (or --queries FILE)")
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        if queries is not None:
+            lines = sys.stdin if str(queries) == "-" else queries.open(encoding="utf-8")
+            for line in lines:
+                if line.strip():
+                    result = s.search_result(line.strip(), options=options, model=model)
+                    typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False))
+            return
+        assert query is not None
+        result = s.search_result(query, options=options, model=model)
+    if as_json:
+        typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False))
+    else:
+        render.search_results(_out(), result, explain=explain)
+
+
+# --- collections ----------------------------------------------------------------------------
+
+
+@app.command()
+def drop(
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    yes: Annotated[bool, typer.Option("--yes", help="Really delete it.")] = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Delete a whole collection (asks for --yes)."""
+    from stitcher.errors import UsageError
+
+    if not yes:
+        raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        existed = s.drop()
+    _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
+
+
+# --- error handling: the one place that turns failures into exit codes -------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `stitcher` script."""
+    show_traceback = os.environ.get("STITCHER_TRACEBACK") == "1"
+    try:
+        app(args=argv, prog_name="stitcher", standalone_mode=False)
+    except typer.Exit as done:
+        return int(done.exit_code or 0)
+    except StitcherError as error:
+        if show_traceback:
+            raise
+        _err().print(f"[red]error:[/red] {_scrub(str(error))}", highlight=False)
+        return error.exit_code
+    except KeyboardInterrupt:
+        _err().print("interrupted")
+        return 130
+    except Exception as error:  # a usage error from typer/click, or a bug
+        code = _click_exit_code(error)
+        if code is not None:
+            return code
+        if show_traceback:
+            raise
+        _err().print(
+            f"[red]error:[/red] unexpected {type(error).__name__}: {_scrub(str(error))}\n"
+            "Run again with STITCHER_TRACEBACK=1 for the traceback.",
+            highlight=False,
+        )
+        return 1
+    return 0
+
+
+def _click_exit_code(error: Exception) -> int | None:
+    """Typer vendors click: print its usage errors the way click would, without importing it."""
+    show = getattr(error, "show", None)
+    exit_code = getattr(error, "exit_code", None)
+    if callable(show) and isinstance(exit_code, int):
+        show()
+        return exit_code
+    if type(error).__name__ == "Abort":
+        return 130
+    return None
+
+
+def _scrub(message: str) -> str:
+    """Never echo an API key, whatever a library put into its message."""
+    for name in ("WEAVIATE_API_KEY",):
+        secret = os.environ.get(name)
+        if secret:
+            message = message.replace(secret, "***")
+    return message

@@ -1,0 +1,414 @@
+"""discover → load → chunk → diff against the store → embed what is new → write → delete stale.
+
+Weaviate is the source of truth: what is stored is read back at the start of every run (no local
+record table to drift). The order of writes is what makes re-runs and crashes safe:
+
+* a changed document gets new chunk ids (they hash the document version), so its new version is
+  written completely and confirmed *before* the old version's chunks are deleted;
+* a run killed half way leaves a partial new version next to the old one; the next run sees the
+  version incomplete, rewrites it under the same ids (reusing stored vectors, so it costs no
+  embeddings) and only then deletes the rest;
+* nothing is deleted for a document whose new version had any write failure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import IO, Any, Protocol
+
+from stitcher.chunking import split
+from stitcher.errors import SettingsMismatch, StitcherError, UsageError
+from stitcher.ids import build_records
+from stitcher.models import ChunkRecord, CollectionSettings, Document, StoredDocument, WriteFailure
+from stitcher.store.base import ChunkStore
+
+#: Embedding batches per write group. A group is embedded, then uploaded while the next group is
+#: embedded; several batches per group let the embedder sort chunks by length (less padding).
+BATCHES_PER_GROUP = 8
+
+
+class DocumentEmbedder(Protocol):
+    """What ingest needs from an embedder (stitcher.embed.SentenceTransformerEmbedder)."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class IngestProgress(Protocol):
+    """Callbacks for a progress display; all optional to act on."""
+
+    def planned(self, files: int, to_embed_docs: int) -> None: ...
+
+    def file_done(self, source: str) -> None: ...
+
+    def embedded(self, chunks: int) -> None: ...
+
+    def notice(self, message: str) -> None: ...
+
+
+class _SilentProgress:
+    def planned(self, files: int, to_embed_docs: int) -> None:
+        pass
+
+    def file_done(self, source: str) -> None:
+        pass
+
+    def embedded(self, chunks: int) -> None:
+        pass
+
+    def notice(self, message: str) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """Everything `stitcher ingest` can be told, minus where the server is."""
+
+    chunk_size: int = 250
+    chunk_overlap: int = 50
+    glob: str | None = None
+    prune: bool = False
+    dry_run: bool = False
+    tags: tuple[str, ...] = ()
+    tags_from_dirs: bool = False
+    batch_size: int = 32
+
+
+@dataclass
+class IngestSummary:
+    """What a run did, per document (added/updated/...) and per chunk (written/embedded)."""
+
+    collection: str
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    skipped_unsupported: int = 0
+    chunks_written: int = 0
+    embedded: int = 0
+    reused_vectors: int = 0
+    chunks_deleted: int = 0
+    seconds: float = 0.0
+    dry_run: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """0 all good, 1 some chunks could not be written, 3 some inputs could not be read."""
+        if self.failed:
+            return 1
+        if self.unreadable:
+            return 3
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` object: counts of documents, chunk counters, and the problems by name."""
+        return {
+            "collection": self.collection,
+            "added": len(self.added),
+            "updated": len(self.updated),
+            "unchanged": len(self.unchanged),
+            "deleted": len(self.deleted),
+            "failed": len(self.failed),
+            "unreadable": len(self.unreadable),
+            "chunks_written": self.chunks_written,
+            "embedded": self.embedded,
+            "reused_vectors": self.reused_vectors,
+            "chunks_deleted": self.chunks_deleted,
+            "seconds": round(self.seconds, 3),
+            "dry_run": self.dry_run,
+            "errors": {**self.unreadable, **self.failed},
+            "documents": {
+                "added": self.added,
+                "updated": self.updated,
+                "deleted": self.deleted,
+            },
+        }
+
+    def one_line(self) -> str:
+        """The summary a cron mail shows."""
+        verb = "would be" if self.dry_run else ""
+        parts = [
+            f"{len(self.added)} added",
+            f"{len(self.updated)} updated",
+            f"{len(self.unchanged)} unchanged",
+            f"{len(self.deleted)} deleted",
+            f"{len(self.failed)} failed",
+        ]
+        if self.unreadable:
+            parts.append(f"{len(self.unreadable)} unreadable")
+        head = f"{self.collection}: " + ", ".join(parts)
+        if verb:
+            return head + " (dry run: nothing was written)"
+        return (
+            f"{head}; {self.chunks_written} chunks written, {self.embedded} embedded, "
+            f"{self.reused_vectors} vectors reused in {self.seconds:.1f}s"
+        )
+
+
+@dataclass
+class _Pending:
+    """A document version to write: its records and which of them still need a vector."""
+
+    doc: Document
+    records: list[ChunkRecord]
+    vectors: list[list[float] | None]
+    stale: bool  # an older version exists and must be deleted once this one is stored
+
+
+def ingest(
+    store: ChunkStore,
+    paths: Sequence[str],
+    *,
+    model_name: str,
+    embedder: Callable[[], DocumentEmbedder],
+    options: IngestOptions = IngestOptions(),
+    stdin: IO[str] | None = None,
+    progress: IngestProgress | None = None,
+) -> IngestSummary:
+    """Bring `store` in line with the documents under `paths`.
+
+    `embedder` is called only when some chunk needs a vector, so a run over unchanged documents
+    never loads the model. Raises StitcherError for problems with the whole run (settings
+    mismatch, bad options); per-file problems are reported in the summary.
+    """
+    from stitcher.chunking import validate_chunk_settings
+    from stitcher.loaders import discover, load
+
+    validate_chunk_settings(options.chunk_size, options.chunk_overlap)
+    if not paths:
+        raise UsageError(
+            "nothing to ingest: give one or more files or directories (or - for stdin)"
+        )
+    progress = progress or _SilentProgress()
+    started = time.monotonic()
+    summary = IngestSummary(collection=store.name, dry_run=options.dry_run)
+
+    wanted = CollectionSettings(
+        model=model_name,
+        dimension=0,  # unknown until the model is loaded; checked then
+        chunk_size=options.chunk_size,
+        chunk_overlap=options.chunk_overlap,
+    )
+    existing_settings = _check_settings(store, wanted)
+
+    found = discover(paths, glob=options.glob, stdin=stdin)
+    for error in found.errors:
+        summary.unreadable[_error_subject(error)] = str(error)
+    summary.skipped_unsupported = len(found.skipped)
+    stored = store.documents() if existing_settings is not None else {}
+    progress.planned(len(found.files), 0)
+
+    pending: list[_Pending] = []
+    seen: set[str] = set()
+    for src in found.files:
+        seen.add(src.doc_id)
+        try:
+            doc = load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
+        except StitcherError as error:
+            summary.unreadable[src.source] = str(error)
+            progress.file_done(src.source)
+            continue
+        chunks = split(doc.text, options.chunk_size, options.chunk_overlap)
+        previous = stored.get(doc.doc_id)
+        if previous is not None and _is_complete(previous, doc.doc_hash, len(chunks)):
+            summary.unchanged.append(doc.doc_id)
+            progress.file_done(src.source)
+            continue
+        (summary.updated if previous is not None else summary.added).append(doc.doc_id)
+        records = build_records(store.name, doc, chunks)
+        pending.append(_Pending(doc, records, [None] * len(records), stale=previous is not None))
+
+    vanished = _vanished(stored, seen, found.roots) if options.prune else []
+    if options.prune and found.errors:
+        progress.notice("not pruning: some inputs could not be listed (see the errors above)")
+        vanished = []
+
+    if options.dry_run:
+        summary.deleted = vanished
+        summary.seconds = time.monotonic() - started
+        return summary
+
+    if pending:
+        _write_all(store, pending, wanted, existing_settings, embedder, options, summary, progress)
+
+    for doc_id in vanished:
+        summary.chunks_deleted += store.delete_document(doc_id)
+        summary.deleted.append(doc_id)
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _check_settings(store: ChunkStore, wanted: CollectionSettings) -> CollectionSettings | None:
+    """The collection's settings, refusing to mix chunk settings or models in one collection."""
+    if not store.exists():
+        return None
+    existing = store.settings()
+    if existing is None:
+        raise SettingsMismatch(
+            f"collection {store.name!r} was not created by stitcher (no settings recorded on it); "
+            "ingest into another --collection, or convert it first with `stitcher adopt`"
+        )
+    comparable = CollectionSettings(
+        model=wanted.model,
+        dimension=existing.dimension,
+        chunk_size=wanted.chunk_size,
+        chunk_overlap=wanted.chunk_overlap,
+        segmenter=existing.segmenter,
+        layout=existing.layout,
+    )
+    differences = comparable.differences(existing)
+    if differences:
+        raise SettingsMismatch(
+            f"collection {store.name!r} was built with other settings: "
+            + "; ".join(differences)
+            + ". Use the collection's settings, choose another --collection, or delete it "
+            f"(`stitcher drop --collection {store.name} --yes`) and ingest again."
+        )
+    return existing
+
+
+def _is_complete(previous: StoredDocument, doc_hash: str, chunk_count: int) -> bool:
+    """Stored exactly as this version: one version only, and all of its chunks."""
+    return previous.doc_hashes == frozenset({doc_hash}) and previous.chunk_count == chunk_count
+
+
+def _vanished(stored: dict[str, StoredDocument], seen: set[str], roots: Iterable[str]) -> list[str]:
+    """Stored documents under the given roots whose files are gone."""
+    prefixes = tuple(root.rstrip("/") + "/" for root in roots)
+    return sorted(
+        doc_id
+        for doc_id in stored
+        if doc_id not in seen and prefixes and doc_id.startswith(prefixes)
+    )
+
+
+def _error_subject(error: Exception) -> str:
+    text = str(error)
+    return text.split(": ", 1)[0] if ": " in text else text
+
+
+def _write_all(
+    store: ChunkStore,
+    pending: list[_Pending],
+    wanted: CollectionSettings,
+    existing: CollectionSettings | None,
+    make_embedder: Callable[[], DocumentEmbedder],
+    options: IngestOptions,
+    summary: IngestSummary,
+    progress: IngestProgress,
+) -> None:
+    """Embed what has no vector yet, write everything, then delete stale versions of clean docs."""
+    for item in pending:
+        if item.stale:
+            _reuse_vectors(store, item, summary)
+
+    embedder: DocumentEmbedder | None = None
+    if any(v is None for item in pending for v in item.vectors):
+        embedder = make_embedder()
+        _check_dimension(store, existing, embedder.dimension)
+    if existing is None:
+        dimension = embedder.dimension if embedder is not None else 0
+        store.create(
+            CollectionSettings(
+                model=wanted.model,
+                dimension=dimension,
+                chunk_size=wanted.chunk_size,
+                chunk_overlap=wanted.chunk_overlap,
+            )
+        )
+
+    failures: dict[str, list[WriteFailure]] = {}
+    # One writer thread: uploading a group overlaps embedding the next one, and the batch client
+    # is not thread-safe, so never more than one.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stitcher-writer") as writer:
+        in_flight: Future[list[WriteFailure]] | None = None
+        for group in _groups(pending, options.batch_size * BATCHES_PER_GROUP):
+            if embedder is not None:
+                _embed_group(embedder, group, summary, progress)
+            records = [r for item in group for r in item.records]
+            vectors = [v for item in group for v in item.vectors]
+            if in_flight is not None:
+                _collect(in_flight.result(), failures)
+            in_flight = writer.submit(store.write, records, vectors)  # type: ignore[arg-type]
+            summary.chunks_written += len(records)
+        if in_flight is not None:
+            _collect(in_flight.result(), failures)
+
+    for item in pending:
+        doc_id = item.doc.doc_id
+        bad = failures.get(doc_id)
+        if bad:
+            summary.failed[doc_id] = f"{len(bad)} chunk(s) not written: {bad[0].reason}"
+            summary.chunks_written -= len(bad)
+            continue
+        # Only now that the whole new version is stored may the old one go.
+        summary.chunks_deleted += store.delete_document(doc_id, keep_doc_hash=item.doc.doc_hash)
+        progress.file_done(item.doc.source)
+    for doc_id in summary.failed:
+        for bucket in (summary.added, summary.updated):
+            if doc_id in bucket:
+                bucket.remove(doc_id)
+
+
+def _check_dimension(
+    store: ChunkStore, existing: CollectionSettings | None, dimension: int
+) -> None:
+    if existing is not None and existing.dimension and existing.dimension != dimension:
+        raise SettingsMismatch(
+            f"collection {store.name!r} holds {existing.dimension}-dimensional vectors but the "
+            f"model gives {dimension}; use the collection's model or another --collection"
+        )
+
+
+def _reuse_vectors(store: ChunkStore, item: _Pending, summary: IngestSummary) -> None:
+    """Chunks whose text did not change keep their stored vector: no embedding for them."""
+    hashes = {r.chunk_hash for r in item.records}
+    known = store.vectors_by_chunk_hash(item.doc.doc_id, hashes)
+    for i, record in enumerate(item.records):
+        vector = known.get(record.chunk_hash)
+        if vector is not None:
+            item.vectors[i] = vector
+            summary.reused_vectors += 1
+
+
+def _groups(pending: list[_Pending], chunks_per_group: int) -> Iterable[list[_Pending]]:
+    """Whole documents per group, about `chunks_per_group` chunks each."""
+    group: list[_Pending] = []
+    size = 0
+    for item in pending:
+        group.append(item)
+        size += len(item.records)
+        if size >= chunks_per_group:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def _embed_group(
+    embedder: DocumentEmbedder,
+    group: list[_Pending],
+    summary: IngestSummary,
+    progress: IngestProgress,
+) -> None:
+    """Fill in missing vectors; the embedder itself sorts by length to cut padding."""
+    missing = [(item, i) for item in group for i, v in enumerate(item.vectors) if v is None]
+    if not missing:
+        return
+    vectors = embedder.embed_documents([item.records[i].text for item, i in missing])
+    for (item, i), vector in zip(missing, vectors, strict=True):
+        item.vectors[i] = vector
+    summary.embedded += len(missing)
+    progress.embedded(len(missing))
+
+
+def _collect(result: list[WriteFailure], failures: dict[str, list[WriteFailure]]) -> None:
+    for failure in result:
+        failures.setdefault(failure.doc_id, []).append(failure)

@@ -1,0 +1,146 @@
+"""Everything the CLI shows a person: panels, tables, progress. Takes rich Consoles; no logic."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from stitcher.models import Passage
+from stitcher.search import SearchResult
+
+
+def search_results(console: Console, result: SearchResult, explain: bool = False) -> None:
+    """One panel per passage, the matching chunks highlighted inside the stitched text."""
+    if not result.passages:
+        console.print(f"[dim]no results for[/dim] {result.query!r}")
+        return
+    for rank, passage in enumerate(result.passages, 1):
+        body = _highlighted(passage)
+        subtitle = f"score {passage.score:.3f}"
+        if passage.truncated:
+            subtitle += " · truncated"
+        if explain and passage.explain is not None:
+            subtitle += " · " + explain_line(passage)
+        title = f"{rank}. {passage.source}  [{passage.start}:{passage.end}]"
+        console.print(Panel(body, title=title, title_align="left", subtitle=subtitle))
+
+
+def explain_line(passage: Passage) -> str:
+    """'keyword 0.82×0.5=0.41 + vector 0.66×0.5=0.33' — how the score came about."""
+    e = passage.explain
+    if e is None:
+        return ""
+    if e.fusion == "ranked":
+        return (
+            f"ranked fusion, alpha {e.alpha}: keyword {_f(e.keyword_contribution)} + "
+            f"vector {_f(e.vector_contribution)}"
+        )
+    return (
+        f"keyword {_f(e.keyword)}×{1 - e.alpha:.2f}={_f(e.keyword_contribution)} + "
+        f"vector {_f(e.vector)}×{e.alpha:.2f}={_f(e.vector_contribution)}"
+    )
+
+
+def _f(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _highlighted(passage: Passage) -> Text:
+    text = Text(passage.text)
+    for start, end in passage.hit_spans:
+        lo = max(start, passage.start) - passage.start
+        hi = min(end, passage.end) - passage.start
+        if hi > lo:
+            text.stylize("bold yellow", lo, hi)
+    return text
+
+
+def server_status(console: Console, status: dict[str, Any]) -> None:
+    """`stitcher server status` as a small table."""
+    table = Table(show_header=False, box=None)
+    for key, value in status.items():
+        if key == "collections" and isinstance(value, dict):
+            value = ", ".join(f"{n} ({c})" for n, c in value.items()) or "none"
+        table.add_row(f"[bold]{key}[/bold]", str(value))
+    console.print(table)
+
+
+def key_value_table(console: Console, title: str, rows: Sequence[tuple[str, Any]]) -> None:
+    """A two-column table with a title."""
+    table = Table(title=title, show_header=False)
+    for key, value in rows:
+        table.add_row(str(key), str(value))
+    console.print(table)
+
+
+class IngestDisplay:
+    """Live progress on a terminal: files, chunks embedded, embeddings per second."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self._files = self._progress.add_task("files", total=None, rate="")
+        self._chunks = self._progress.add_task("embedded", total=None, rate="")
+        self._started = time.monotonic()
+        self._embedded = 0
+
+    def __enter__(self) -> IngestDisplay:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def planned(self, files: int, to_embed_docs: int) -> None:
+        self._progress.update(self._files, total=files)
+
+    def file_done(self, source: str) -> None:
+        self._progress.advance(self._files)
+
+    def embedded(self, chunks: int) -> None:
+        self._embedded += chunks
+        rate = self._embedded / max(time.monotonic() - self._started, 1e-6)
+        self._progress.update(self._chunks, completed=self._embedded, rate=f"{rate:.1f} chunks/s")
+
+    def notice(self, message: str) -> None:
+        self._console.print(f"[yellow]{message}[/yellow]")
+
+
+class QuietDisplay:
+    """No live display (not a terminal, e.g. cron): notices still go to stderr."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+
+    def __enter__(self) -> QuietDisplay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def planned(self, files: int, to_embed_docs: int) -> None:
+        pass
+
+    def file_done(self, source: str) -> None:
+        pass
+
+    def embedded(self, chunks: int) -> None:
+        pass
+
+    def notice(self, message: str) -> None:
+        self._console.print(message, highlight=False)

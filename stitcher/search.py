@@ -1,0 +1,225 @@
+"""Hybrid search whose hits come back as whole sentences, in two round trips.
+
+Round trip 1 is the hybrid query. Round trip 2 fetches, for all hits at once, every chunk of the
+same document version that overlaps the hit widened by the stitching bound — a filter on
+character offsets, so it always covers as far as stitching may reach and no third trip is ever
+needed. Stitching itself (stitcher.stitch) is pure and works on character offsets, so the
+overlap between chunks is never repeated and every passage is an exact slice of its document.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stitcher.config import DEFAULT_ALPHA, DEFAULT_MAX_EXTEND
+from stitcher.errors import UsageError
+from stitcher.filters import Where
+from stitcher.models import ChunkRecord, Hit, Passage, SpanRequest
+from stitcher.store.base import ChunkStore
+
+#: Candidates asked for per wanted passage: hits from one document often merge into one
+#: passage, and the spare candidates fill the freed places without another round trip.
+CANDIDATES_PER_RESULT = 3
+
+FUSIONS = ("relative", "ranked")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How to search; defaults are the CLI's defaults."""
+
+    limit: int = 5
+    alpha: float = DEFAULT_ALPHA
+    fusion: str = "relative"
+    stitch: bool = True
+    max_extend: int = DEFAULT_MAX_EXTEND
+    where: Where | None = None
+
+    def validate(self) -> None:
+        """Raise UsageError for values no query could use."""
+        if self.limit < 1:
+            raise UsageError("--limit must be at least 1")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise UsageError("--alpha must be between 0 (keyword only) and 1 (vector only)")
+        if self.fusion not in FUSIONS:
+            raise UsageError(f"--fusion must be one of {', '.join(FUSIONS)}")
+        if self.max_extend < 0:
+            raise UsageError("--max-extend must not be negative")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The passages for one query, with how long it took and how many store calls it made."""
+
+    query: str
+    passages: list[Passage]
+    took_ms: float
+    round_trips: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self, explain: bool = False) -> dict[str, Any]:
+        """The `--json` object for one query."""
+        out: dict[str, Any] = {
+            "query": self.query,
+            "took_ms": round(self.took_ms, 2),
+            "round_trips": self.round_trips,
+            "results": [passage_json(p, explain) for p in self.passages],
+        }
+        out.update(self.extra)
+        return out
+
+
+def passage_json(passage: Passage, explain: bool = False) -> dict[str, Any]:
+    """One result object of the `--json` output."""
+    out: dict[str, Any] = {
+        "text": passage.text,
+        "source": passage.source,
+        "doc_id": passage.doc_id,
+        "score": round(passage.score, 6),
+        "hit_ids": list(passage.hit_ids),
+        "chunk_ids": list(passage.chunk_ids),
+        "start": passage.start,
+        "end": passage.end,
+        "truncated": passage.truncated,
+    }
+    for key in ("title", "date", "page", "tags", "lang"):
+        value = passage.metadata.get(key)
+        if value is not None:
+            out[key] = value.isoformat() if hasattr(value, "isoformat") else value
+    if explain and passage.explain is not None:
+        e = passage.explain
+        out["explain"] = {
+            "alpha": e.alpha,
+            "fusion": e.fusion,
+            "keyword_score": e.keyword,
+            "vector_score": e.vector,
+            "keyword_contribution": e.keyword_contribution,
+            "vector_contribution": e.vector_contribution,
+            "raw": e.raw,
+        }
+    return out
+
+
+def search(
+    store: ChunkStore,
+    query: str,
+    embed_query: Callable[[str], list[float]],
+    options: SearchOptions = SearchOptions(),
+) -> SearchResult:
+    """Run one hybrid query and stitch its hits into whole-sentence passages.
+
+    Raises UsageError for an empty query or invalid options.
+    """
+    from stitcher.segment import query_keyword_text
+
+    options.validate()
+    if not query.strip():
+        raise UsageError("the query is empty")
+    started = time.perf_counter()
+    vector = embed_query(query)
+    wanted = options.limit * (CANDIDATES_PER_RESULT if options.stitch else 1)
+    hits = store.hybrid(
+        query,
+        query_keyword_text(query),
+        vector,
+        limit=wanted,
+        alpha=options.alpha,
+        fusion=options.fusion,
+        where=options.where,
+    )
+    round_trips = 1
+    if options.stitch and hits:
+        passages = stitch_hits(store, hits, options.limit, options.max_extend)
+        round_trips += 1
+    else:
+        passages = [raw_passage(hit) for hit in hits[: options.limit]]
+    took = (time.perf_counter() - started) * 1000
+    return SearchResult(query=query, passages=passages, took_ms=took, round_trips=round_trips)
+
+
+def raw_passage(hit: Hit) -> Passage:
+    """A hit as it is stored: the chunk's own text, not stitched."""
+    r = hit.record
+    return Passage(
+        text=r.text,
+        source=r.source,
+        doc_id=r.doc_id,
+        score=hit.score,
+        hit_ids=(r.id,),
+        chunk_ids=(r.id,),
+        start=r.start,
+        end=r.end,
+        truncated=False,
+        explain=hit.explain,
+        metadata=dict(r.metadata),
+        hit_spans=((r.start, r.end),),
+    )
+
+
+def stitch_hits(
+    store: ChunkStore, hits: Sequence[Hit], limit: int, max_extend: int
+) -> list[Passage]:
+    """Fetch every hit's neighbourhood in one request, stitch, merge, keep the best `limit`."""
+    from stitcher.stitch import Scored, merge, stitch, window
+
+    requests = _span_requests(hits, max_extend, window)
+    by_version: dict[tuple[str, str], list[ChunkRecord]] = defaultdict(list)
+    for record in store.fetch_spans(requests):
+        by_version[(record.doc_id, record.doc_hash)].append(record)
+
+    scored = []
+    for hit in hits:
+        r = hit.record
+        neighbours = by_version.get((r.doc_id, r.doc_hash), [])
+        span = stitch(r, [*neighbours, r], max_extend=max_extend)
+        scored.append(Scored(span=span, score=hit.score, payload=hit))
+    passages = []
+    for merged in merge(scored):
+        best: Hit = merged.payloads[0]
+        r = best.record
+        passages.append(
+            Passage(
+                text=merged.span.text,
+                source=r.source,
+                doc_id=r.doc_id,
+                score=merged.score,
+                hit_ids=tuple(h.record.id for h in merged.payloads),
+                chunk_ids=merged.span.chunk_ids,
+                start=merged.span.start,
+                end=merged.span.end,
+                truncated=merged.span.truncated,
+                explain=best.explain,
+                metadata=dict(r.metadata),
+                hit_spans=tuple((h.record.start, h.record.end) for h in merged.payloads),
+            )
+        )
+        if len(passages) == limit:
+            break
+    return passages
+
+
+def _span_requests(
+    hits: Sequence[Hit], max_extend: int, window: Callable[[ChunkRecord, int], tuple[int, int]]
+) -> list[SpanRequest]:
+    """One character range per document version: overlapping windows are fused to keep the
+    filter small."""
+    ranges: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+    for hit in hits:
+        r = hit.record
+        ranges[(r.doc_id, r.doc_hash)].append(window(r, max_extend))
+    requests = []
+    for (doc_id, doc_hash), spans in ranges.items():
+        spans.sort()
+        lo, hi = spans[0]
+        for a, b in spans[1:]:
+            if a <= hi:
+                hi = max(hi, b)
+            else:
+                requests.append(SpanRequest(doc_id, doc_hash, lo, hi))
+                lo, hi = a, b
+        requests.append(SpanRequest(doc_id, doc_hash, lo, hi))
+    return requests

@@ -1,0 +1,161 @@
+"""Search: sentences cut by chunking come back whole, in two store calls, on both stores."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stitcher.errors import UsageError
+from stitcher.ingest import IngestOptions, ingest
+from stitcher.search import SearchOptions, search
+from tests.fakes import CountingStore, FakeEmbedder
+
+LONG_ZH = (
+    "在山区修建铁路的那些年里，工程师们不得不一边勘测一边修改图纸，因为每一场暴雨都可能冲毁刚刚"
+    "平整好的路基，而运送钢轨的骡队往往要在泥泞的山道上走上整整一个星期，才能把材料送到工地，"
+    "所以当地人至今还流传着“一根枕木一担米”的说法，用来形容当时修路的艰难与昂贵，"
+    "后来，随着隧道技术的进步和炸药的普及，施工的速度明显加快了，原本需要绕行三十多公里的线路被"
+    "一条笔直的长隧道取代，旅客从山脚到山顶的时间也从大半天缩短到不足一个小时，沿线的小镇因此"
+    "迎来了第一批外地游客，茶叶、竹器和山货也第一次被大量运往省城的市场！\n\n"
+    "然而，铁路带来的并不只有繁荣，有些依靠挑夫和马帮为生的村子渐渐冷清下来，年轻人纷纷离开家乡，"
+    "去城里的工厂寻找新的出路，老人们则守着空荡荡的驿站，讲述那些关于马铃声和篝火的往事，"
+    "他们说起当年的商队如何在风雪里翻过垭口，如何在半山腰的客栈里用一壶热茶换来一夜的安稳，"
+    "又如何在第一列火车鸣笛进站的那天早上，站在月台边上久久不愿离开，"
+    "直到今天，人们在讨论这条铁路的历史时，仍然会同时提到它带来的机会和它改变的生活方式。"
+)
+SENTENCE = re.compile(r"[^。！？.!?\n]+(?:[。！？][”」』）]*|[.!?]['\")]*(?=\s|$))")
+
+
+@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
+def loaded(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[Any, FakeEmbedder, Path]]:
+    name = "S" + uuid.uuid4().hex[:12]
+    if request.param == "memory":
+        from stitcher.store.memory import MemoryStore
+
+        store: Any = MemoryStore(name)
+        client = None
+    else:
+        from stitcher.store.weaviate import WeaviateStore
+
+        client = request.getfixturevalue("weaviate_client")
+        store = WeaviateStore(client, name)
+    root = tmp_path / "docs"
+    root.mkdir()
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    # Real paragraphs (written for the project) whose long sentences the chunker must cut.
+    shutil.copy(samples / "zh_tea_cultivation.txt", root / "tea.txt")
+    shutil.copy(samples / "en_bird_migration.txt", root / "birds.txt")
+    # Sentences longer than a chunk (clauses joined by ，) are what a sentence-aware chunker cuts.
+    (root / "long_zh.txt").write_text(LONG_ZH, encoding="utf-8")
+    embedder = FakeEmbedder()
+    ingest(
+        store,
+        [str(root)],
+        model_name=embedder.name,
+        embedder=lambda: embedder,
+        options=IngestOptions(),
+    )
+    yield store, embedder, root
+    if client is not None:
+        client.collections.delete(name)
+
+
+def loaded_text(path: Path) -> str:
+    """The document text as ingest saw it (hard-wrapped lines joined): offsets refer to it."""
+    from stitcher.loaders import discover, load
+
+    return load(discover([str(path)]).files[0]).text
+
+
+def cut_sentences(store: Any, text: str, doc_id: str) -> list[str]:
+    """Sentences of `text` that no single stored chunk contains."""
+    from stitcher.models import SpanRequest
+
+    docs = store.documents()
+    (doc_hash,) = docs[doc_id].doc_hashes
+    chunks = store.fetch_spans([SpanRequest(doc_id, doc_hash, 0, 10**9)])
+    out = []
+    for match in SENTENCE.finditer(text):
+        s, e = match.start(), match.end()
+        if not any(c.start <= s and e <= c.end for c in chunks):
+            out.append(match.group().strip())
+    return out
+
+
+@pytest.mark.parametrize("half", ["first", "second"])
+def test_a_sentence_cut_in_two_comes_back_whole(loaded: Any, half: str) -> None:
+    store, embedder, root = loaded
+    checked = 0
+    languages = set()
+    for name in ("tea.txt", "birds.txt", "long_zh.txt"):
+        doc_id, text = f"docs/{name}", loaded_text(root / name)
+        for sentence in cut_sentences(store, text, doc_id):
+            middle = len(sentence) // 2
+            query = sentence[:middle] if half == "first" else sentence[middle:]
+            counting = CountingStore(store)
+            result = search(
+                counting, query, embedder.embed_query, SearchOptions(limit=5, alpha=0.0)
+            )
+            assert len(counting.calls) <= 2
+            assert any(sentence in p.text for p in result.passages), (query, result.passages)
+            for p in result.passages:
+                if p.doc_id == doc_id:
+                    assert text[p.start : p.end] == p.text
+            checked += 1
+            languages.add("zh" if "zh" in name or "tea" in name else "en")
+    assert checked >= 4 and len(languages) == 2  # sentences really are cut, in both languages
+
+
+def test_no_stitch_returns_the_raw_chunks(loaded: Any) -> None:
+    store, embedder, _ = loaded
+    result = search(
+        store,
+        "migration route",
+        embedder.embed_query,
+        SearchOptions(limit=3, stitch=False, alpha=0.0),
+    )
+    assert result.round_trips == 1 and result.passages
+    stored = {r.id: r for r in store.fetch([p.hit_ids[0] for p in result.passages])}
+    for p in result.passages:
+        assert p.text == stored[p.hit_ids[0]].text and p.chunk_ids == p.hit_ids
+
+
+def test_results_never_exceed_limit_and_stay_in_score_order(loaded: Any) -> None:
+    store, embedder, _ = loaded
+    for limit in (1, 2, 5):
+        result = search(store, "茶叶 birds", embedder.embed_query, SearchOptions(limit=limit))
+        assert 0 < len(result.passages) <= limit
+        scores = [p.score for p in result.passages]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_merged_passages_do_not_overlap(loaded: Any) -> None:
+    store, embedder, _ = loaded
+    result = search(
+        store, "采摘 修剪 茶叶", embedder.embed_query, SearchOptions(limit=5, alpha=0.0)
+    )
+    spans = sorted((p.doc_id, p.start, p.end) for p in result.passages)
+    for (d1, _, e1), (d2, s2, _) in zip(spans, spans[1:]):
+        assert d1 != d2 or e1 < s2
+    all_hits = [h for p in result.passages for h in p.hit_ids]
+    assert len(all_hits) == len(set(all_hits))
+
+
+def test_empty_query_is_a_usage_error(loaded: Any) -> None:
+    store, embedder, _ = loaded
+    with pytest.raises(UsageError):
+        search(store, "   ", embedder.embed_query)
+
+
+def test_two_character_chinese_word_is_found(loaded: Any) -> None:
+    store, embedder, _ = loaded
+    result = search(store, "修剪", embedder.embed_query, SearchOptions(limit=3, alpha=0.0))
+    assert result.passages and "修剪" in result.passages[0].text
