@@ -1,0 +1,230 @@
+"""Opening a weaviate client: the local server by default, or any server given by URL.
+
+Every failure becomes a one-line StitcherError naming the URL. The API key never appears in a
+message: exception text from the client is scrubbed and the original exception is not chained.
+"""
+
+from __future__ import annotations
+
+import socket
+import urllib.error
+import urllib.request
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from stitcher import server
+from stitcher.config import ConnectionSettings
+from stitcher.errors import AuthenticationFailed, ConfigError, ConnectionFailed
+
+if TYPE_CHECKING:
+    import weaviate
+
+    from stitcher.server import Notice
+
+DEFAULT_GRPC_PORT = 50051
+
+#: Hosts served by Weaviate Cloud, which needs its own connection helper (gRPC host differs).
+CLOUD_SUFFIXES = (".weaviate.cloud", ".weaviate.network")
+
+#: Seconds for the first request. Short on purpose: a wrong URL should fail at once, not hang.
+INIT_TIMEOUT = 3
+QUERY_TIMEOUT = 60
+INSERT_TIMEOUT = 120
+
+
+def connect(
+    settings: ConnectionSettings, *, notice: Notice | None = None
+) -> weaviate.WeaviateClient:
+    """Connect to the Weaviate that `settings` names, starting the local server when none is.
+
+    Args:
+        settings: `url=None` means the local server under config.stitcher_home() (started when
+            needed, authenticated with its own key); otherwise `http(s)://host[:port]` with
+            `api_key` and `grpc_port` (default 50051, same host; https makes both secure).
+        notice: Receives one-line notices from starting the local server (stale state).
+
+    Returns:
+        A connected client; the caller closes it.
+
+    Raises:
+        ConfigError: The URL is malformed.
+        ConnectionFailed: Nothing answered at the URL (REST or gRPC), or it is not Weaviate.
+        AuthenticationFailed: The server refused the key, or a key is needed and none was given.
+        ServerError: The local server could not be started.
+    """
+    if settings.url is None:
+        info = server.ensure_running(notice=notice)
+        return _connect_custom(
+            url=info.url,
+            host="127.0.0.1",
+            http_port=info.http_port,
+            secure=False,
+            grpc_port=info.grpc_port,
+            api_key=info.api_key(),
+        )
+    url = settings.url.rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"Weaviate URL {url!r} is not of the form http(s)://host[:port]: fix --url or "
+            "WEAVIATE_URL"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(
+            f"Weaviate URL {url!r} has an invalid port: fix --url or WEAVIATE_URL"
+        ) from None
+    host = parts.hostname
+    secure = parts.scheme == "https"
+    if host.endswith(CLOUD_SUFFIXES):
+        return _connect_cloud(url, settings.api_key)
+    return _connect_custom(
+        url=url,
+        host=host,
+        http_port=port or (443 if secure else 80),
+        secure=secure,
+        grpc_port=settings.grpc_port or DEFAULT_GRPC_PORT,
+        api_key=settings.api_key,
+    )
+
+
+def _additional_config() -> object:
+    from weaviate.classes.init import AdditionalConfig, Timeout
+
+    return AdditionalConfig(
+        timeout=Timeout(init=INIT_TIMEOUT, query=QUERY_TIMEOUT, insert=INSERT_TIMEOUT)
+    )
+
+
+def _connect_custom(
+    *, url: str, host: str, http_port: int, secure: bool, grpc_port: int, api_key: str | None
+) -> weaviate.WeaviateClient:
+    _preflight(url)
+    import weaviate
+    from weaviate.classes.init import Auth
+
+    try:
+        client = weaviate.connect_to_custom(
+            http_host=host,
+            http_port=http_port,
+            http_secure=secure,
+            grpc_host=host,
+            grpc_port=grpc_port,
+            grpc_secure=secure,
+            auth_credentials=Auth.api_key(api_key) if api_key else None,
+            additional_config=_additional_config(),  # type: ignore[arg-type]
+            # Otherwise the client GETs pypi.org on every connect.
+            skip_init_checks=True,
+        )
+    except Exception as error:
+        raise _translate(error, url, api_key) from None
+    _check_grpc(client, url, host, grpc_port)
+    return client
+
+
+def _connect_cloud(url: str, api_key: str | None) -> weaviate.WeaviateClient:
+    import weaviate
+    from weaviate.classes.init import Auth
+
+    if not api_key:
+        raise AuthenticationFailed(
+            f"Weaviate Cloud at {url} needs an API key: pass --api-key or set WEAVIATE_API_KEY"
+        )
+    _preflight(url)
+    try:
+        client = weaviate.connect_to_weaviate_cloud(
+            cluster_url=url,
+            auth_credentials=Auth.api_key(api_key),
+            additional_config=_additional_config(),  # type: ignore[arg-type]
+            skip_init_checks=True,
+        )
+    except Exception as error:
+        raise _translate(error, url, api_key) from None
+    _check_grpc(client, url, None, None)
+    return client
+
+
+def _preflight(url: str) -> None:
+    """Fail within INIT_TIMEOUT when nothing answers HTTP at `url`.
+
+    The client's own first request (GET /v1/meta) runs under the *query* timeout, so a host that
+    accepts connections but never answers would otherwise hang connect() for a minute.
+    """
+    request = urllib.request.Request(f"{url}/v1/.well-known/ready")
+    # The client ignores proxy variables (trust_env=False); do the same so both see one server.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=INIT_TIMEOUT):
+            pass
+    except urllib.error.HTTPError:
+        pass  # something answers; the client will say whether it is Weaviate
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "reason", None) or error
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            reason = f"no answer within {INIT_TIMEOUT} s"
+        raise ConnectionFailed(
+            f"Could not reach Weaviate at {url} ({reason}): is the server running and the URL "
+            "right?"
+        ) from None
+
+
+def _check_grpc(
+    client: weaviate.WeaviateClient,
+    url: str,
+    host: str | None,
+    grpc_port: int | None,
+) -> None:
+    """Fail now, not at the first query, when the gRPC side is unreachable.
+
+    skip_init_checks (needed to avoid the pypi.org request) also skips the client's gRPC health
+    check, so it is run here through the connection's own helper when this client version has it.
+    """
+    ping = getattr(getattr(client, "_connection", None), "_ping_grpc", None)
+    if ping is None:
+        return
+    try:
+        ping("sync")
+    except Exception as error:
+        client.close()
+        where = f"{host}:{grpc_port}" if host is not None else "the cluster's gRPC endpoint"
+        raise ConnectionFailed(
+            f"Weaviate at {url} answers REST but its gRPC API at {where} does not "
+            f"({type(error).__name__}): check --grpc-port / WEAVIATE_GRPC_PORT"
+        ) from None
+
+
+def _translate(error: Exception, url: str, api_key: str | None) -> Exception:
+    from weaviate.exceptions import AuthenticationFailedError, UnexpectedStatusCodeError
+
+    detail = _scrub(_first_line(error), api_key)
+    status = getattr(error, "status_code", None)
+    if isinstance(error, AuthenticationFailedError) or (
+        isinstance(error, UnexpectedStatusCodeError) and status in (401, 403)
+    ):
+        if not api_key:
+            return AuthenticationFailed(
+                f"Weaviate at {url} requires an API key: pass --api-key or set WEAVIATE_API_KEY"
+            )
+        return AuthenticationFailed(
+            f"Weaviate at {url} refused the API key (HTTP {status or 401}): check --api-key or "
+            "WEAVIATE_API_KEY"
+        )
+    if isinstance(error, UnexpectedStatusCodeError):
+        return ConnectionFailed(
+            f"{url} answered HTTP {status} instead of Weaviate's metadata: is this the right "
+            "URL of a Weaviate server?"
+        )
+    return ConnectionFailed(
+        f"Could not reach Weaviate at {url} ({detail}): is the server running and the URL right?"
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else ""
+    return first[:200] or type(error).__name__
+
+
+def _scrub(text: str, api_key: str | None) -> str:
+    return text.replace(api_key, "***") if api_key else text

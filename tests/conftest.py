@@ -1,0 +1,110 @@
+"""Shared fixtures: an isolated environment for every test, and one real Weaviate per session.
+
+The server starts lazily, only when a test asks for `weaviate_server` (or `weaviate_client`), so
+runs of pure unit tests stay fast. It lives in the session's STITCHER_HOME, so code that falls
+back to the local default server (the CLI without --url) finds this very server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from stitcher import provision, server
+from stitcher.config import ConnectionSettings
+
+if TYPE_CHECKING:
+    import weaviate
+
+#: Variables pinned for the whole session (stable rich output, no model downloads).
+PINNED_ENVIRONMENT = {
+    "COLUMNS": "100",
+    "TERMINAL_WIDTH": "100",
+    "NO_COLOR": "1",
+    "HF_HUB_OFFLINE": "1",
+}
+
+#: Variables that would point stitcher at some other server.
+REMOVED_ENVIRONMENT = ("WEAVIATE_URL", "WEAVIATE_API_KEY", "WEAVIATE_GRPC_PORT")
+
+# The server that served this run, for the terminal summary.
+_served: list[server.ServerInfo] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "integration: needs the real Weaviate server (started once per session)"
+    )
+
+
+@pytest.fixture(scope="session")
+def stitcher_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """STITCHER_HOME of this session: where the session's server keeps its data and key."""
+    return tmp_path_factory.mktemp("stitcher-home")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_environment(stitcher_home: Path) -> Iterator[None]:
+    # STITCHER_CACHE stays as it is: the server binary and ONNX exports are shared between runs.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("STITCHER_HOME", str(stitcher_home))
+        for name, value in PINNED_ENVIRONMENT.items():
+            patch.setenv(name, value)
+        for name in REMOVED_ENVIRONMENT:
+            patch.delenv(name, raising=False)
+        yield
+
+
+@pytest.fixture(scope="session")
+def weaviate_server(
+    stitcher_home: Path, _isolated_environment: None
+) -> Iterator[server.ServerInfo]:
+    """One real local Weaviate for the whole session, on free ports, stopped at the end."""
+    binary = provision.binary_path()
+    if not binary.is_file():
+        pytest.fail(
+            f"The Weaviate server binary is missing ({binary}): run `stitcher server install` "
+            "(or make setup) before the tests",
+            pytrace=False,
+        )
+    info = server.start(stitcher_home, timeout=120)
+    _served.append(info)
+    try:
+        yield info
+    finally:
+        server.stop(stitcher_home)
+
+
+@pytest.fixture(scope="session")
+def weaviate_client(weaviate_server: server.ServerInfo) -> Iterator[weaviate.WeaviateClient]:
+    """A client connected to the session's server with its API key."""
+    from stitcher.connect import connect
+
+    settings = ConnectionSettings(
+        url=weaviate_server.url,
+        api_key=weaviate_server.api_key(),
+        grpc_port=weaviate_server.grpc_port,
+    )
+    client = connect(settings)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for info in _served:
+        terminalreporter.write_line(
+            f"Weaviate {info.version} served this run at {info.url} (pid {info.pid})"
+        )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # Belt and braces: a session interrupted before fixture teardown must not leave a server.
+    for info in _served:
+        if os.path.isdir(info.home):
+            server.stop(info.home)
