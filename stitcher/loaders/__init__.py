@@ -1,0 +1,128 @@
+"""Files → `Document`s: discovery, decoding, format readers and metadata.
+
+Public API: `discover` finds files and gives them stable document ids; `load` turns one of them
+into a `stitcher.models.Document`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from stitcher.errors import LoadError
+from stitcher.loaders.discovery import (
+    SUPPORTED_EXTENSIONS,
+    Discovery,
+    SourceFile,
+    compile_glob,
+    discover,
+)
+from stitcher.loaders.formats import READERS
+from stitcher.loaders.metadata import detect_lang, parse_date, read_sidecar, split_tags, unique
+from stitcher.models import Document
+
+__all__ = [
+    "SUPPORTED_EXTENSIONS",
+    "Discovery",
+    "SourceFile",
+    "compile_glob",
+    "discover",
+    "load",
+]
+
+
+def load(
+    src: SourceFile, *, extra_tags: Sequence[str] = (), tags_from_dirs: bool = False
+) -> Document:
+    """Read one file into a Document with normalised text and typed metadata.
+
+    Formats: .txt, .md/.markdown, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`);
+    encodings: see `stitcher.loaders.decoding.decode_text`; hard-wrapped lines in .txt, .md and
+    PDF pages are joined (rule in `stitcher.loaders.rewrap`).
+
+    Metadata keys, lowercase [a-z0-9_] names, values str/int/float/bool/datetime/list:
+
+    - every front-matter key (Markdown) and every key of the sidecar "<file>.meta.json"; the
+      sidecar wins over the file. ISO-date strings become datetimes.
+    - title: front matter `title`, else the first "# heading" (Markdown), HTML <title>, PDF
+      /Title, docx core title; else the file name without its extension.
+    - date (timezone-aware; naive values are taken as UTC): front matter `date`, HTML meta
+      article:published_time / date / dcterms.date, PDF /CreationDate, docx created; else the
+      file's modification time.
+    - tags: the document's tags (front matter list or comma-separated string, HTML/PDF/docx
+      keywords), then `extra_tags`, then, with `tags_from_dirs`, the directories between the
+      ingest root and the file; each tag once, in that order.
+    - lang: "zh", "en" or "other" from the text's characters, unless given explicitly.
+    - page_starts (PDF only): offset in `text` where each page begins.
+
+    Args:
+        src: A file from `discover`.
+        extra_tags: Tags to add to every document (e.g. from --tag).
+        tags_from_dirs: Add the directory names between the root and the file as tags.
+
+    Returns:
+        The document; `text` is what chunk offsets refer to.
+
+    Raises:
+        LoadError: The file is missing, unreadable, empty, binary, undecodable, malformed or of
+            an unsupported type; the message names the file.
+    """
+    reader = READERS.get(src.path.suffix.lower())
+    if reader is None:
+        raise LoadError(
+            f"{src.source}: unsupported file type {src.path.suffix or '(no extension)'!r}; "
+            f"supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+        )
+    data, mtime = _read(src)
+    extracted = reader(data, src.source)
+    del data
+    if not extracted.text.strip():
+        raise LoadError(f"{src.source}: empty; the file has no text to index")
+    metadata: dict[str, Any] = {**extracted.meta, **read_sidecar(src.path, src.source)}
+    metadata["title"] = _title(metadata.get("title"), src)
+    metadata["date"] = _date(metadata.get("date"), mtime, src)
+    dir_tags = src.doc_id.split("/")[1:-1] if tags_from_dirs else []
+    metadata["tags"] = unique([*split_tags(metadata.get("tags")), *extra_tags, *dir_tags])
+    lang = metadata.get("lang")
+    metadata["lang"] = lang if isinstance(lang, str) and lang else detect_lang(extracted.text)
+    return Document(doc_id=src.doc_id, source=src.source, text=extracted.text, metadata=metadata)
+
+
+def _read(src: SourceFile) -> tuple[bytes, float]:
+    try:
+        with open(src.path, "rb") as handle:
+            mtime = os.fstat(handle.fileno()).st_mtime
+            return handle.read(), mtime
+    except FileNotFoundError:
+        if src.path.is_symlink():
+            raise LoadError(f"{src.source}: broken symlink; fix or remove it") from None
+        raise LoadError(f"{src.source}: no such file") from None
+    except PermissionError:
+        raise LoadError(f"{src.source}: permission denied; check the file's permissions") from None
+    except IsADirectoryError:
+        raise LoadError(f"{src.source}: is a directory, not a file") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LoadError(f"{src.source}: symlink loop; fix or remove the link") from None
+        raise LoadError(f"{src.source}: cannot read ({exc.strerror or exc})") from None
+
+
+def _title(value: object, src: SourceFile) -> str:
+    if isinstance(value, dt.datetime):
+        value = value.date().isoformat()
+    title = " ".join(str(value).split()) if value is not None else ""
+    return title or src.path.stem
+
+
+def _date(value: object, mtime: float, src: SourceFile) -> dt.datetime:
+    if value is None:
+        return dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc)
+    date = parse_date(value)
+    if date is None:
+        raise LoadError(
+            f"{src.source}: 'date' is not a date: {value!r}; use ISO 8601, e.g. 2024-05-01"
+        )
+    return date

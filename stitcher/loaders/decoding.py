@@ -1,0 +1,128 @@
+"""Bytes of a text file → str: BOMs, UTF-8, GB18030, then charset-normalizer's guess."""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from stitcher.errors import LoadError
+
+# UTF-32 first: its little-endian BOM begins with the UTF-16 little-endian one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+# One GB18030 character of two or four bytes. Searching left to right keeps the alignment: lead
+# bytes are never ASCII, and a match swallows its trail bytes. Listed first: GB2312 rows 1-9
+# (CJK punctuation, full-width forms, kana, Greek, Cyrillic) and level-1 hanzi, the 3755 common
+# characters that make up nearly all of real Chinese text. Latin-1 or Shift-JIS bytes misread
+# as GB18030 land almost entirely outside them.
+_GB_CHAR = re.compile(
+    rb"(?P<common>[\xa1-\xa9\xb0-\xd7][\xa1-\xfe])"
+    rb"|[\x81-\xfe](?:[\x30-\x39][\x81-\xfe][\x30-\x39]|[\x40-\x7e\x80-\xfe])"
+)
+_GB_SAMPLE_BYTES = 1 << 18
+_MIN_GB_COMMON_SHARE = 0.6
+
+# charset-normalizer's "chaos" is the share of the decoded text that looks like mojibake.
+_MAX_GUESS_CHAOS = 0.1
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """Decode the bytes of a text file and normalise its newlines.
+
+    Tried in this order: a BOM (UTF-8, UTF-16 LE/BE, UTF-32 LE/BE; decoded strictly, BOM dropped);
+    strict UTF-8; strict GB18030, accepted only if at least 60% of its multi-byte characters are
+    common hanzi (GB2312 level 1) or CJK punctuation/full-width forms; charset-normalizer's best
+    guess, accepted only if its chaos (mojibake share) is at most 10% (Windows-1252 when it ties
+    with the best).
+    "\\r\\n" and "\\r" become "\\n".
+
+    Args:
+        data: The raw file content.
+        source: The path shown in error messages.
+
+    Returns:
+        The decoded text.
+
+    Raises:
+        LoadError: The file is empty, contains NUL bytes outside UTF-16/32 ("binary file"), or its
+            encoding cannot be determined.
+    """
+    if not data:
+        raise LoadError(f"{source}: empty file; nothing to load")
+    text = _decode(data, source)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return normalise_newlines(text)
+
+
+def normalise_newlines(text: str) -> str:
+    """Turn Windows and old-Mac line ends into "\\n"."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _decode(data: bytes, source: str) -> str:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise LoadError(
+                    f"{source}: starts with a {encoding} byte-order mark but is not valid "
+                    f"{encoding} (byte {exc.start + len(bom)}); re-save it as UTF-8"
+                ) from None
+    if b"\x00" in data:
+        raise LoadError(f"{source}: binary file (contains NUL bytes); only text can be loaded")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    gb_text = _decode_gb18030(data)
+    if gb_text is not None:
+        return gb_text
+    guessed = _guess(data)
+    if guessed is not None:
+        return guessed
+    raise LoadError(f"{source}: cannot detect the text encoding; re-save the file as UTF-8")
+
+
+def _decode_gb18030(data: bytes) -> str | None:
+    try:
+        text = data.decode("gb18030")
+    except UnicodeDecodeError:
+        return None
+    return text if _looks_like_chinese(data[:_GB_SAMPLE_BYTES]) else None
+
+
+def _looks_like_chinese(data: bytes) -> bool:
+    total = common = 0
+    for match in _GB_CHAR.finditer(data):
+        total += 1
+        common += match.lastgroup == "common"
+    return common >= _MIN_GB_COMMON_SHARE * total
+
+
+def _guess(data: bytes) -> str | None:
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(data)
+    best = matches.best()
+    if best is None or best.chaos > _MAX_GUESS_CHAOS:
+        return None
+    # Short Western text fits a dozen single-byte code pages equally well, and the first of them
+    # is often exotic (cp1006, cp1250); among equals, Windows-1252 is by far the most likely.
+    for match in matches:
+        tied = match.chaos <= best.chaos and match.coherence >= best.coherence
+        if tied and "cp1252" in match.could_be_from_charset:
+            try:
+                return data.decode("cp1252")
+            except UnicodeDecodeError:
+                break
+    return str(best)

@@ -1,0 +1,285 @@
+"""Which files an ingest run reads, under which stable document ids."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from stat import S_ISDIR, S_ISREG
+from typing import IO
+
+from stitcher.errors import LoadError
+from stitcher.loaders.formats import READERS
+from stitcher.loaders.metadata import SIDECAR_SUFFIX
+
+#: File extensions that can be loaded (lowercase, with the dot).
+SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(sorted(READERS))
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file to load: its path, its document id, and its path as given by the user or found."""
+
+    path: Path
+    doc_id: str
+    source: str
+
+
+@dataclass
+class Discovery:
+    """The outcome of `discover`.
+
+    Attributes:
+        files: Files to load, sorted by doc_id.
+        errors: One LoadError per named input (or entry found under it) that could not be used.
+        roots: Document-id prefixes this run covers: a directory root "samples" covers every
+            doc_id under "samples/", a file root covers its own doc_id.
+        skipped: Files with unsupported extensions found while walking directories.
+        glob: The --glob filter that was applied under directories, if any.
+    """
+
+    files: list[SourceFile] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
+    glob: str | None = None
+
+    def covers(self, doc_id: str) -> bool:
+        """Whether `doc_id` lies in what this run looked at (so --prune may remove it).
+
+        A doc_id under a directory root must also match the glob, so `--glob "*.md" --prune`
+        leaves the other stored documents of that directory alone.
+        """
+        matcher = compile_glob(self.glob) if self.glob else None
+        for root in self.roots:
+            if doc_id == root:
+                return True
+            if doc_id.startswith(root + "/"):
+                return matcher is None or matcher(doc_id[len(root) + 1 :])
+        return False
+
+
+def discover(
+    paths: Sequence[str], *, glob: str | None = None, stdin: IO[str] | None = None
+) -> Discovery:
+    """Find the files to load under `paths`.
+
+    A directory is walked recursively in sorted order; hidden entries (names starting with ".")
+    and "*.meta.json" sidecars are ignored, files with other extensions are counted in `skipped`,
+    and `glob` (if given) keeps only matching files. Symlinks are followed, except into a
+    directory that is already being walked (a loop: reported as an error). A file reached twice
+    (e.g. named alone and also inside a named directory) is kept once, under its first doc_id.
+
+    Document ids do not depend on the current directory: a file found under a directory argument
+    gets "<directory name>/<path relative to it>" ("samples/zh/a.txt" for both `./samples` and
+    `/abs/samples`); a file argument gets its file name. "-" reads more paths from `stdin`,
+    one per line.
+
+    Args:
+        paths: Files and directories as the user gave them.
+        glob: Pattern for files under directories, e.g. "**/*.md" (see `compile_glob`).
+        stdin: Where "-" reads paths from; sys.stdin when None.
+
+    Returns:
+        Files to load (sorted by doc_id), errors, roots, skipped files.
+    """
+    walker = _Walker(Discovery(glob=glob), compile_glob(glob) if glob else None)
+    stdin_read = False
+    for arg in paths:
+        if arg == "-":
+            if stdin_read:
+                continue
+            stdin_read = True
+            stream = stdin if stdin is not None else sys.stdin
+            for line in stream:
+                listed = line.rstrip("\r\n")
+                if listed.strip():
+                    walker.add_named(listed)
+        else:
+            walker.add_named(arg)
+    result = walker.result
+    result.files.sort(key=lambda f: f.doc_id)
+    result.skipped.sort()
+    return result
+
+
+def compile_glob(pattern: str) -> _GlobMatcher:
+    """A predicate for paths relative to a directory argument, with "/" separators.
+
+    "**/" matches any number of directories (including none), "*" anything but "/", "?" one
+    character, "[...]" a character class. A pattern without "/" is matched against the file name
+    alone, so "*.md" finds Markdown files at any depth.
+    """
+    regex = re.compile(_glob_to_regex(pattern))
+    if "/" in pattern:
+        return _GlobMatcher(regex, whole_path=True)
+    return _GlobMatcher(regex, whole_path=False)
+
+
+@dataclass(frozen=True)
+class _GlobMatcher:
+    regex: re.Pattern[str]
+    whole_path: bool
+
+    def __call__(self, relative: str) -> bool:
+        target = relative if self.whole_path else relative.rsplit("/", 1)[-1]
+        return self.regex.fullmatch(target) is not None
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+class _Walker:
+    def __init__(self, result: Discovery, glob: _GlobMatcher | None) -> None:
+        self.result = result
+        self.glob = glob
+        self.by_doc_id: dict[str, SourceFile] = {}
+        self.seen_files: set[tuple[int, int]] = set()
+        self.dir_roots: dict[str, tuple[str, tuple[int, int]]] = {}
+
+    def add_named(self, arg: str) -> None:
+        stat = self._stat_named(arg)
+        if stat is None:
+            return
+        if S_ISDIR(stat.st_mode):
+            self._add_root_dir(arg, (stat.st_dev, stat.st_ino))
+        elif S_ISREG(stat.st_mode):
+            name = os.path.basename(os.path.normpath(arg))
+            if _extension(name) not in READERS:
+                self._error(
+                    f"{arg}: unsupported file type {_extension(name) or '(no extension)'!r}; "
+                    f"supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+                )
+                return
+            if name not in self.result.roots:
+                self.result.roots.append(name)
+            self._add_file(Path(arg), name, arg, (stat.st_dev, stat.st_ino))
+        else:
+            self._error(f"{arg}: not a regular file or directory")
+
+    def _stat_named(self, arg: str) -> os.stat_result | None:
+        try:
+            return os.stat(arg)
+        except OSError as exc:
+            self._error(_describe_stat_error(arg, exc))
+            return None
+
+    def _add_root_dir(self, arg: str, key: tuple[int, int]) -> None:
+        name = os.path.basename(os.path.abspath(arg)) or "root"
+        previous = self.dir_roots.get(name)
+        if previous is not None:
+            if previous[1] != key:
+                self._error(
+                    f"{arg}: its documents would get the same ids as those of {previous[0]} "
+                    f"(both directories are named {name!r}); ingest them separately"
+                )
+            return
+        self.dir_roots[name] = (arg, key)
+        if name not in self.result.roots:
+            self.result.roots.append(name)
+        self._walk(arg, name, "", frozenset({key}))
+
+    def _walk(
+        self, directory: str, root: str, prefix: str, ancestors: frozenset[tuple[int, int]]
+    ) -> None:
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError as exc:
+            self._error(f"{directory}: cannot list the directory ({exc.strerror or exc})")
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            relative = prefix + entry.name
+            try:
+                stat = entry.stat()
+            except OSError as exc:
+                self._error(_describe_stat_error(entry.path, exc))
+                continue
+            key = (stat.st_dev, stat.st_ino)
+            if entry.is_dir():
+                if key in ancestors:
+                    self._error(
+                        f"{entry.path}: symlink loop (leads back to a directory above it); skipped"
+                    )
+                else:
+                    self._walk(entry.path, root, relative + "/", ancestors | {key})
+            elif entry.is_file():
+                self._consider_file(entry.path, root, relative, key)
+
+    def _consider_file(self, path: str, root: str, relative: str, key: tuple[int, int]) -> None:
+        name = relative.rsplit("/", 1)[-1]
+        if name.lower().endswith(SIDECAR_SUFFIX):
+            return
+        if self.glob is not None and not self.glob(relative):
+            return
+        if _extension(name) not in READERS:
+            self.result.skipped.append(Path(path))
+            return
+        self._add_file(Path(path), f"{root}/{relative}", path, key)
+
+    def _add_file(self, path: Path, doc_id: str, source: str, key: tuple[int, int]) -> None:
+        if key in self.seen_files:
+            return
+        existing = self.by_doc_id.get(doc_id)
+        if existing is not None:
+            self._error(
+                f"{source}: would get the same document id {doc_id!r} as {existing.source}; "
+                "rename one or ingest them separately"
+            )
+            return
+        self.seen_files.add(key)
+        found = SourceFile(path=path, doc_id=doc_id, source=source)
+        self.by_doc_id[doc_id] = found
+        self.result.files.append(found)
+
+    def _error(self, message: str) -> None:
+        self.result.errors.append(LoadError(message))
+
+
+def _extension(name: str) -> str:
+    _, dot, ext = name.rpartition(".")
+    return "." + ext.lower() if dot and _ else ""
+
+
+def _describe_stat_error(path: str, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return f"{path}: symlink loop; fix or remove the link"
+    if exc.errno == errno.ENOENT:
+        if os.path.islink(path):
+            return f"{path}: broken symlink (points to {os.readlink(path)!r}, which does not exist)"
+        return f"{path}: no such file or directory"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"{path}: permission denied"
+    return f"{path}: cannot read ({exc.strerror or exc})"
