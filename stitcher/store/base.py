@@ -48,11 +48,15 @@ class ChunkStore(Protocol):
         """Every document in the collection, keyed by doc_id (walks the whole collection)."""
         ...
 
-    def vectors_by_chunk_hash(self, doc_id: str, chunk_hashes: Iterable[str]) -> dict[str, list[float]]:
+    def vectors_by_chunk_hash(
+        self, doc_id: str, chunk_hashes: Iterable[str]
+    ) -> dict[str, list[float]]:
         """Stored vectors of this document's chunks whose text hash is in `chunk_hashes`."""
         ...
 
-    def write(self, records: Sequence[ChunkRecord], vectors: Sequence[list[float]]) -> list[WriteFailure]:
+    def write(
+        self, records: Sequence[ChunkRecord], vectors: Sequence[list[float]]
+    ) -> list[WriteFailure]:
         """Insert or replace `records` (same id replaces). Returns what the server refused."""
         ...
 
@@ -66,6 +70,22 @@ class ChunkStore(Protocol):
 
     def fetch_spans(self, requests: Sequence[SpanRequest]) -> list[ChunkRecord]:
         """All chunks overlapping any requested character range, in ONE server round trip."""
+        ...
+
+    def fields(self) -> dict[str, str]:
+        """Filterable fields by the name users write in --where, with their kinds
+        ("text", "word", "int", "number", "bool", "date", "uuid", "text[]")."""
+        ...
+
+    def heads(
+        self, where: Where | None = None, *, limit: int = 100, newest_first: bool = False
+    ) -> list[ChunkRecord]:
+        """The first chunk of every matching document (one per version), newest `date` first
+        when asked."""
+        ...
+
+    def sample(self, limit: int = 100) -> list[ChunkRecord]:
+        """Up to `limit` chunks, any of them (for example values)."""
         ...
 
     def hybrid(

@@ -1,0 +1,422 @@
+"""A ChunkStore in dicts: the same behaviour as WeaviateStore, for unit tests without a server.
+
+Values go through the same conversion as in Weaviate (stitcher.store.schema), filters follow
+Weaviate's semantics (whole-value matching on field-tokenized text, word-by-word matching on
+`text` and `title`), and hybrid search fuses a small BM25 over the segmented keyword text with
+cosine similarity the way Weaviate's relative-score and ranked fusions do.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from stitcher.errors import CollectionMissing, FilterError, UsageError
+from stitcher.filters import Condition, Where
+from stitcher.models import (
+    ChunkRecord,
+    CollectionSettings,
+    Hit,
+    ScoreExplain,
+    SpanRequest,
+    StoredDocument,
+    WriteFailure,
+)
+from stitcher.store.schema import (
+    ExtraProperty,
+    Kind,
+    MetadataConflict,
+    filter_value,
+    filter_values,
+    plan_properties,
+    properties_to_record,
+    record_to_properties,
+    resolve_field,
+    user_fields,
+)
+
+# Weaviate's defaults: BM25 parameters, candidates per hybrid side, the ranked-fusion constant.
+_K1 = 1.2
+_B = 0.75
+_CANDIDATES = 100
+_RANK_OFFSET = 60
+
+_WORD_RE = re.compile(r"[^\W_]+")
+_LIKE_TOKEN_RE = re.compile(r"(?:[^\W_]|[*?])+")
+
+Predicate = Callable[[dict[str, Any]], bool]
+
+
+class MemoryStore:
+    """One collection held in memory. Not thread-safe, like the Weaviate batch writer."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name[:1].upper() + name[1:]
+        self._settings: CollectionSettings | None = None
+        self._created = False
+        self._objects: dict[str, tuple[dict[str, Any], list[float]]] = {}
+        self._extras: dict[str, ExtraProperty] = {}
+        self._dimension: int | None = None
+
+    @property
+    def name(self) -> str:
+        """The collection's name, first letter upper-cased as Weaviate does."""
+        return self._name
+
+    def exists(self) -> bool:
+        """Whether `create` was called."""
+        return self._created
+
+    def create(self, settings: CollectionSettings) -> None:
+        """Create the (empty) collection and record `settings`."""
+        self._created = True
+        self._settings = settings
+        self._dimension = settings.dimension
+
+    def settings(self) -> CollectionSettings | None:
+        """The settings given to `create`."""
+        self._require()
+        return self._settings
+
+    def count(self) -> int:
+        """Number of chunk objects."""
+        return len(self._objects)
+
+    def documents(self) -> dict[str, StoredDocument]:
+        """Every document, keyed by doc_id."""
+        hashes: dict[str, set[str]] = {}
+        counts: Counter[str] = Counter()
+        sources: dict[str, str] = {}
+        for properties, _vector in self._objects.values():
+            doc_id = properties["doc_id"]
+            hashes.setdefault(doc_id, set()).add(properties["doc_hash"])
+            counts[doc_id] += 1
+            sources[doc_id] = properties["source"]
+        return {
+            doc_id: StoredDocument(doc_id, frozenset(found), counts[doc_id], sources[doc_id])
+            for doc_id, found in hashes.items()
+        }
+
+    def vectors_by_chunk_hash(
+        self, doc_id: str, chunk_hashes: Iterable[str]
+    ) -> dict[str, list[float]]:
+        """Stored vectors of this document's chunks (any version) whose hash is in the set."""
+        wanted = set(chunk_hashes)
+        return {
+            properties["chunk_hash"]: list(vector)
+            for properties, vector in self._objects.values()
+            if properties["doc_id"] == doc_id and properties["chunk_hash"] in wanted
+        }
+
+    def write(
+        self, records: Sequence[ChunkRecord], vectors: Sequence[list[float]]
+    ) -> list[WriteFailure]:
+        """Insert or replace records; a wrong vector length or metadata type fails that record."""
+        self._require()
+        if len(records) != len(vectors):
+            raise UsageError(f"write: {len(records)} records but {len(vectors)} vectors")
+        failures: list[WriteFailure] = []
+        for record, vector in zip(records, vectors, strict=True):
+            try:
+                values, new = plan_properties(record, self._extras)
+            except MetadataConflict as exc:
+                failures.append(WriteFailure(record.id, record.doc_id, str(exc)))
+                continue
+            if self._dimension is None:
+                self._dimension = len(vector)
+            if len(vector) != self._dimension:
+                failures.append(
+                    WriteFailure(
+                        record.id,
+                        record.doc_id,
+                        f"vector has length {len(vector)}, the collection {self._dimension}",
+                    )
+                )
+                continue
+            for extra in new:
+                self._extras[extra.name] = extra
+            properties = record_to_properties(record, values)
+            self._objects[record.id] = (properties, [float(x) for x in vector])
+        return failures
+
+    def delete_document(self, doc_id: str, keep_doc_hash: str | None = None) -> int:
+        """Delete the document's chunks except those of version `keep_doc_hash`."""
+        doomed = [
+            object_id
+            for object_id, (properties, _vector) in self._objects.items()
+            if properties["doc_id"] == doc_id and properties["doc_hash"] != keep_doc_hash
+        ]
+        for object_id in doomed:
+            del self._objects[object_id]
+        return len(doomed)
+
+    def fetch(self, ids: Sequence[str]) -> list[ChunkRecord]:
+        """The records with these ids that exist."""
+        unique = dict.fromkeys(ids)
+        return [self._record(object_id) for object_id in unique if object_id in self._objects]
+
+    def fetch_spans(self, requests: Sequence[SpanRequest]) -> list[ChunkRecord]:
+        """All chunks overlapping any requested range of a document version."""
+        found = []
+        for object_id, (properties, _vector) in self._objects.items():
+            for request in requests:
+                if (
+                    properties["doc_id"] == request.doc_id
+                    and properties["doc_hash"] == request.doc_hash
+                    and properties["start"] < request.hi
+                    and properties["end"] > request.lo
+                ):
+                    found.append(self._record(object_id))
+                    break
+        return found
+
+    def hybrid(
+        self,
+        text: str,
+        keyword_text: str,
+        vector: list[float],
+        *,
+        limit: int,
+        alpha: float,
+        fusion: str = "relative",
+        where: Where | None = None,
+    ) -> list[Hit]:
+        """BM25 over `keyword_text` tokens and cosine similarity, fused like Weaviate does."""
+        if fusion not in ("relative", "ranked"):
+            raise UsageError(f"unknown fusion {fusion!r}; use 'relative' or 'ranked'")
+        predicate = self._predicate(where) if where else None
+        allowed = [
+            object_id
+            for object_id, (properties, _vector) in self._objects.items()
+            if predicate is None or predicate(properties)
+        ]
+        keyword_scores = self._bm25(keyword_text.split(), allowed) if alpha < 1 else {}
+        vector_scores = self._similarities(vector, allowed) if alpha > 0 else {}
+        keyword_side = _top(keyword_scores, max(limit, _CANDIDATES))
+        vector_side = _top(vector_scores, max(limit, _CANDIDATES))
+        if fusion == "relative":
+            keyword_terms = _min_max(keyword_side)
+            vector_terms = _min_max(vector_side)
+        else:
+            keyword_terms = _reciprocal_ranks(keyword_side)
+            vector_terms = _reciprocal_ranks(vector_side)
+        hits = []
+        for object_id in set(keyword_terms) | set(vector_terms):
+            keyword = keyword_terms.get(object_id)
+            similar = vector_terms.get(object_id)
+            keyword_part = None if keyword is None else (1 - alpha) * keyword
+            vector_part = None if similar is None else alpha * similar
+            score = (keyword_part or 0.0) + (vector_part or 0.0)
+            raw = (
+                f"memory {fusion}: keyword {keyword_scores.get(object_id)} -> {keyword_part}, "
+                f"vector {vector_scores.get(object_id)} -> {vector_part}"
+            )
+            explain = ScoreExplain(
+                alpha=alpha,
+                fusion=fusion,
+                keyword=keyword,
+                vector=similar,
+                keyword_contribution=keyword_part,
+                vector_contribution=vector_part,
+                raw=raw,
+            )
+            hits.append(Hit(self._record(object_id), score, explain))
+        hits.sort(key=lambda hit: (-hit.score, hit.record.id))
+        return hits[:limit]
+
+    def fields(self) -> dict[str, str]:
+        """Filterable fields (core and metadata) with their kinds."""
+        self._require()
+        return dict(user_fields(self._extras))
+
+    def heads(
+        self, where: Where | None = None, *, limit: int = 100, newest_first: bool = False
+    ) -> list[ChunkRecord]:
+        """First chunks of matching documents, newest first if asked (undated last)."""
+        self._require()
+        predicate = self._predicate(where) if where else None
+        found = [
+            self._record(object_id)
+            for object_id, (properties, _vector) in self._objects.items()
+            if properties["chunk_index"] == 0 and (predicate is None or predicate(properties))
+        ]
+        if newest_first:
+            found.sort(key=lambda r: (r.metadata.get("date") is None, _sort_key(r)))
+        return found[:limit]
+
+    def sample(self, limit: int = 100) -> list[ChunkRecord]:
+        """Up to `limit` chunks."""
+        return [self._record(object_id) for object_id in list(self._objects)[:limit]]
+
+    def _require(self) -> None:
+        if not self._created:
+            raise CollectionMissing(
+                f"collection {self._name!r} does not exist; run `stitcher ingest` to create it"
+            )
+
+    def _record(self, object_id: str) -> ChunkRecord:
+        return properties_to_record(object_id, self._objects[object_id][0], self._extras)
+
+    def _bm25(self, query_tokens: list[str], allowed: list[str]) -> dict[str, float]:
+        if not query_tokens or not self._objects:
+            return {}
+        documents = {
+            object_id: properties.get("text_seg", "").split()
+            for object_id, (properties, _vector) in self._objects.items()
+        }
+        total = len(documents)
+        average_length = sum(len(tokens) for tokens in documents.values()) / total or 1.0
+        frequency: Counter[str] = Counter()
+        for tokens in documents.values():
+            frequency.update(set(tokens))
+        scores = {}
+        for object_id in allowed:
+            tokens = documents[object_id]
+            counts = Counter(tokens)
+            score = 0.0
+            for token in dict.fromkeys(query_tokens):
+                tf = counts.get(token, 0)
+                if not tf:
+                    continue
+                n = frequency[token]
+                idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
+                norm = _K1 * (1 - _B + _B * len(tokens) / average_length)
+                score += idf * tf * (_K1 + 1) / (tf + norm)
+            if score > 0:
+                scores[object_id] = score
+        return scores
+
+    def _similarities(self, query: list[float], allowed: list[str]) -> dict[str, float]:
+        query_norm = math.sqrt(sum(x * x for x in query)) or 1.0
+        scores = {}
+        for object_id in allowed:
+            stored = self._objects[object_id][1]
+            if len(stored) != len(query):
+                raise UsageError(
+                    f"query vector has length {len(query)}, the collection {len(stored)}"
+                )
+            norm = math.sqrt(sum(x * x for x in stored)) or 1.0
+            scores[object_id] = sum(a * b for a, b in zip(query, stored, strict=True))
+            scores[object_id] /= query_norm * norm
+        return scores
+
+    def _predicate(self, where: Where) -> Predicate:
+        required = [self._condition(condition) for condition in where.all_of]
+        alternatives = [self._condition(condition) for condition in where.any_of]
+
+        def matches(properties: dict[str, Any]) -> bool:
+            if not all(test(properties) for test in required):
+                return False
+            return not alternatives or any(test(properties) for test in alternatives)
+
+        return matches
+
+    def _condition(self, condition: Condition) -> Predicate:
+        name, kind = resolve_field(condition.field, self._extras)
+        op = condition.op
+        if op == "any":
+            options = filter_values(condition.field, kind, condition.value)
+            return lambda p: any(_equals(kind, p.get(name), option) for option in options)
+        if op == "contains":
+            if kind not in ("text", "word", "text[]"):
+                raise FilterError(f"'contains' works on text fields, not on {condition.field!r}")
+            pattern = contains_pattern(str(condition.value))
+            return lambda p: _like(kind, p.get(name), pattern)
+        value = filter_value(condition.field, kind, condition.value)
+        if op == "eq":
+            return lambda p: _equals(kind, p.get(name), value)
+        if op == "ne":
+            return lambda p: not _equals(kind, p.get(name), value)
+        compare = _COMPARISONS.get(op)
+        if compare is None:
+            raise FilterError(f"unknown filter operator {op!r}")
+        return lambda p: _compare(p.get(name), value, compare)
+
+
+def _sort_key(record: ChunkRecord) -> float:
+    date = record.metadata.get("date")
+    return -date.timestamp() if date is not None else 0.0
+
+
+def contains_pattern(value: str) -> str:
+    """The `like` pattern for a substring match.
+
+    Weaviate's `like` has no escape for its wildcards `*` and `?`, so a literal `*` or `?` in the
+    value becomes `?` (any one character): the filter can then also match a different character
+    in that position, never miss a real match. All other characters match literally.
+    """
+    return "*" + value.replace("*", "?") + "*"
+
+
+def _like_regex(pattern: str) -> re.Pattern[str]:
+    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _like(kind: Kind, stored: Any, pattern: str) -> bool:
+    if stored is None:
+        return False
+    if kind == "text[]":
+        regex = _like_regex(pattern)
+        return any(regex.fullmatch(item) for item in stored)
+    if kind == "word":
+        # Weaviate splits the pattern into words (keeping wildcards) and ANDs them; each must
+        # match one word of the value.
+        words = _WORD_RE.findall(stored.lower())
+        pieces = _LIKE_TOKEN_RE.findall(pattern.lower())
+        return all(any(_like_regex(piece).fullmatch(word) for word in words) for piece in pieces)
+    return bool(_like_regex(pattern).fullmatch(stored))
+
+
+def _equals(kind: Kind, stored: Any, value: Any) -> bool:
+    if stored is None:
+        return False
+    if kind == "text[]":
+        return value in stored
+    if kind == "word":
+        # Weaviate tokenizes both sides: every word of the value must occur in the property.
+        words = set(_WORD_RE.findall(stored.lower()))
+        wanted = _WORD_RE.findall(str(value).lower())
+        return bool(wanted) and all(word in words for word in wanted)
+    if kind == "uuid":
+        return str(stored) == value
+    return bool(stored == value)
+
+
+_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+}
+
+
+def _compare(stored: Any, value: Any, compare: Callable[[Any, Any], bool]) -> bool:
+    if stored is None:
+        return False
+    if isinstance(stored, list):
+        return any(compare(item, value) for item in stored)
+    return compare(stored, value)
+
+
+def _top(scores: dict[str, float], count: int) -> list[tuple[str, float]]:
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return ordered[:count]
+
+
+def _min_max(side: list[tuple[str, float]]) -> dict[str, float]:
+    """Weaviate's relative-score normalisation: 1 for the best, 0 for the worst candidate."""
+    if not side:
+        return {}
+    values = [score for _id, score in side]
+    low, high = min(values), max(values)
+    if high == low:
+        return {object_id: 1.0 for object_id, _score in side}
+    return {object_id: (score - low) / (high - low) for object_id, score in side}
+
+
+def _reciprocal_ranks(side: list[tuple[str, float]]) -> dict[str, float]:
+    return {object_id: 1.0 / (rank + _RANK_OFFSET) for rank, (object_id, _s) in enumerate(side)}

@@ -1,0 +1,67 @@
+"""Where -> weaviate `Filter`. Values travel as typed filter values, never pasted into a query."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from stitcher.errors import FilterError
+from stitcher.filters import Condition, Where
+from stitcher.store.memory import contains_pattern
+from stitcher.store.schema import ExtraProperty, filter_value, filter_values, resolve_field
+
+if TYPE_CHECKING:
+    from weaviate.collections.classes.filters import _Filters
+
+
+def translate(where: Where | None, extras: Mapping[str, ExtraProperty]) -> _Filters | None:
+    """The weaviate filter for `where`, or None when it has no conditions.
+
+    Args:
+        where: Conditions ANDed (`all_of`) plus one OR group (`any_of`).
+        extras: The collection's extra properties, to resolve metadata keys to property names.
+
+    Raises:
+        FilterError: A field is unknown, a value does not fit its field, or an op is misused.
+    """
+    from weaviate.classes.query import Filter
+
+    if not where:
+        return None
+    parts = [_condition(condition, extras) for condition in where.all_of]
+    if where.any_of:
+        alternatives = [_condition(condition, extras) for condition in where.any_of]
+        parts.append(alternatives[0] if len(alternatives) == 1 else Filter.any_of(alternatives))
+    return parts[0] if len(parts) == 1 else Filter.all_of(parts)
+
+
+def _condition(condition: Condition, extras: Mapping[str, ExtraProperty]) -> _Filters:
+    from weaviate.classes.query import Filter
+
+    name, kind = resolve_field(condition.field, extras)
+    prop = Filter.by_property(name)
+    op = condition.op
+    if op == "any":
+        values = filter_values(condition.field, kind, condition.value)
+        if kind in ("text", "word", "text[]", "int"):
+            return prop.contains_any(values)
+        equals = [prop.equal(value) for value in values]
+        return equals[0] if len(equals) == 1 else Filter.any_of(equals)
+    if op == "contains":
+        if kind not in ("text", "word", "text[]"):
+            raise FilterError(f"'contains' works on text fields, not on {condition.field!r}")
+        return prop.like(contains_pattern(str(condition.value)))
+    value: Any = filter_value(condition.field, kind, condition.value)
+    if op == "eq":
+        return prop.equal(value)
+    if op == "ne":
+        return prop.not_equal(value)
+    if op == "gt":
+        return prop.greater_than(value)
+    if op == "ge":
+        return prop.greater_or_equal(value)
+    if op == "lt":
+        return prop.less_than(value)
+    if op == "le":
+        return prop.less_or_equal(value)
+    raise FilterError(f"unknown filter operator {op!r}")
