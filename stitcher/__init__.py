@@ -1,4 +1,4 @@
-"""stitcher: load documents into Weaviate and search them so every hit comes back as whole sentences.
+"""stitcher: load documents into Weaviate; search them so every hit comes back as whole sentences.
 
 The public API::
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -16,17 +17,37 @@ from stitcher.config import (
     connection_settings,
     stitcher_home,
 )
-from stitcher.errors import CollectionMissing, LockHeld, SettingsMismatch
-from stitcher.filters import Where
+from stitcher.errors import CollectionMissing, LockHeld, ModelError, SettingsMismatch
+from stitcher.filters import Condition, Where
 from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary
 from stitcher.models import CollectionSettings, Passage
 from stitcher.search import SearchOptions, SearchResult
 
 if TYPE_CHECKING:
+    from stitcher.docmatch import DocumentName
     from stitcher.embed import Embedder, ModelRef
     from stitcher.store.weaviate import WeaviateStore
 
 Notice = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    """A field `--where` can filter on: its name, kind and a few values seen in the collection."""
+
+    name: str
+    kind: str
+    examples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SqlJoin:
+    """Narrow a search to the documents whose `join` field equals a value of the SQL's first
+    column (seed 002's SQL-then-search)."""
+
+    sql: str
+    db: str
+    join: str = "title"
 
 
 class Stitcher:
@@ -133,7 +154,11 @@ class Stitcher:
                 # torch is loaded now anyway: this is the cheap moment to prepare the fast
                 # query path that `stitcher search` uses.
                 self._notice(f"exporting {model_ref.name} to ONNX for fast searches (once)")
-                export_onnx(model_ref)
+                try:
+                    export_onnx(model_ref)
+                except ModelError as error:
+                    # Searches still work, through sentence-transformers (slower start).
+                    self._notice(f"warning: no ONNX export: {error}")
             return embedder
 
         with self._ingest_lock(wait):
@@ -215,38 +240,130 @@ class Stitcher:
 
     def search_result(
         self,
-        query: str,
+        query: str | None,
         *,
         options: SearchOptions | None = None,
         model: str | None = None,
+        latest: bool = False,
+        doc: str | None = None,
+        sql: SqlJoin | None = None,
     ) -> SearchResult:
-        """One query with timing and round-trip count (what `stitcher search --json` prints)."""
+        """One query with timing and round-trip count (what `stitcher search --json` prints).
+
+        Args:
+            query: what to look for; None or empty (or `latest=True`) lists the newest documents.
+            options: limit, alpha, fusion, stitching, filter.
+            model: must be the collection's model when given.
+            latest: newest documents by date instead of a ranked search.
+            doc: restrict to the one document this name matches (AmbiguousError lists several).
+            sql: restrict to the documents picked by a SQL query (see SqlJoin).
+        """
+        from dataclasses import replace
+
+        from stitcher.search import latest as latest_search
         from stitcher.search import search
 
-        embedder = self.query_embedder(model)
-        return search(self.store, query, embedder.embed_query, options or SearchOptions())
+        options = options or SearchOptions()
+        options.validate()
+        where = options.where or Where()
+        extra: dict[str, Any] = {}
+        if doc is not None:
+            where = where.and_(Condition("doc_id", "eq", self.resolve_document(doc).doc_id))
+        if sql is not None:
+            from stitcher.sql import run_readonly
+
+            rows = run_readonly(sql.db, sql.sql)
+            extra = {"sql": sql.sql, "sql_columns": rows.columns, "sql_rows": rows.rows}
+            values = rows.first_column()
+            if not values:
+                self._notice("the SQL returned no rows: nothing to search")
+                return SearchResult(query or "", [], 0.0, 0, extra)
+            where = where.and_(Condition(sql.join, "any", tuple(values)))
+        options = replace(options, where=where or None)
+        self.collection_settings()  # a clear error for a missing or foreign collection
+        if latest or not (query and query.strip()):
+            result = latest_search(self.store, options)
+        else:
+            embedder = self.query_embedder(model)
+            result = search(self.store, query, embedder.embed_query, options)
+        if extra:
+            result = replace(result, extra={**result.extra, **extra})
+        return result
+
+    def fields(self) -> list[FieldInfo]:
+        """Filterable fields with their kinds and example values (`stitcher fields`)."""
+        self.collection_settings()
+        kinds = self.store.fields()
+        seen: dict[str, dict[str, None]] = {name: {} for name in kinds}
+        for record in self.store.sample(200):
+            values: dict[str, Any] = {
+                "doc_id": record.doc_id,
+                "source": record.source,
+                "chunk_index": record.chunk_index,
+                **record.metadata,
+            }
+            for name, value in values.items():
+                if name in seen and name not in ("text",) and len(seen[name]) < 3:
+                    for item in value if isinstance(value, list) else [value]:
+                        text = item.isoformat() if hasattr(item, "isoformat") else str(item)
+                        seen[name].setdefault(text[:60], None)
+        return [FieldInfo(name, kind, tuple(list(seen[name])[:3])) for name, kind in kinds.items()]
+
+    def resolve_document(self, name: str) -> DocumentName:
+        """The one document `name` refers to (title, path or doc id; forgiving spelling)."""
+        from stitcher.docmatch import DocumentName, resolve_document
+
+        heads = self.store.heads(limit=10_000)
+        names = [
+            DocumentName(h.doc_id, str(h.metadata.get("title") or ""), h.source) for h in heads
+        ]
+        return resolve_document(name, names)
+
+    def stats(self) -> dict[str, Any]:
+        """Documents, chunks and per-source counts of the collection (`stitcher stats`)."""
+        settings = self.collection_settings()
+        documents = self.store.documents()
+        return {
+            "collection": self.collection,
+            "documents": len(documents),
+            "chunks": sum(d.chunk_count for d in documents.values()),
+            "model": settings.model,
+            "dimension": settings.dimension,
+            "chunk_size": settings.chunk_size,
+            "chunk_overlap": settings.chunk_overlap,
+            "sources": {
+                d.source: d.chunk_count for d in sorted(documents.values(), key=lambda d: d.source)
+            },
+        }
 
     def search(
         self,
-        query: str,
+        query: str | None,
         limit: int = 5,
         alpha: float = DEFAULT_ALPHA,
-        where: Where | None = None,
+        where: Where | Sequence[str] | None = None,
         *,
+        latest: bool = False,
         fusion: str = "relative",
         stitch: bool = True,
         max_extend: int = DEFAULT_MAX_EXTEND,
+        doc: str | None = None,
+        sql: SqlJoin | None = None,
     ) -> list[Passage]:
         """Hybrid search; each hit comes back as whole sentences (see stitcher.search).
 
         Args:
-            query: the question or keywords (Chinese and English alike).
+            query: the question or keywords (Chinese and English alike); None lists the latest.
             limit: at most this many passages.
             alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only.
-            where: a filter applied inside Weaviate before ranking.
+            where: a filter applied inside Weaviate before ranking: a `Where`, or --where
+                expressions such as ``["tags=policy", "date>=2021-01-01"]`` (all must hold).
+            latest: the newest matching documents by date instead of a ranked search.
             fusion: "relative" (relativeScoreFusion) or "ranked" (rankedFusion).
             stitch: False returns the raw chunks.
             max_extend: how many characters stitching may add on each side of a hit.
+            doc: only the document this name matches (title, path or doc id).
+            sql: only the documents a SQL query picks (SqlJoin).
         """
         options = SearchOptions(
             limit=limit,
@@ -254,9 +371,16 @@ class Stitcher:
             fusion=fusion,
             stitch=stitch,
             max_extend=max_extend,
-            where=where,
+            where=as_where(where),
         )
-        return self.search_result(query, options=options).passages
+        result = self.search_result(query, options=options, latest=latest, doc=doc, sql=sql)
+        return result.passages
+
+    def as_retriever(self, **kwargs: Any) -> Any:
+        """A LangChain retriever over this collection (k=5, alpha=..., where=...)."""
+        from stitcher.langchain import StitchedRetriever
+
+        return StitchedRetriever(stitcher=self, **kwargs)
 
     def drop(self) -> bool:
         """Delete the whole collection. Returns False when it did not exist."""
@@ -265,6 +389,17 @@ class Stitcher:
         self.client.collections.delete(self.collection)
         self._settings = None
         return True
+
+
+def as_where(where: Where | Sequence[str] | None) -> Where | None:
+    """A Where from --where expressions (all must hold), or the Where itself."""
+    if where is None or isinstance(where, Where):
+        return where
+    if isinstance(where, str):
+        where = [where]
+    from stitcher.where import parse_where
+
+    return parse_where(list(where)) or None
 
 
 def export_model(model: str | None = None) -> Path:

@@ -235,9 +235,23 @@ def ingest(
 # --- search ---------------------------------------------------------------------------------
 
 
+WhereOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--where",
+        "-w",
+        help="Filter, all must hold (repeatable): field=value, field!=v, field>=v, field<v, "
+        "field~text, tags=a,b (any of). See `stitcher fields`.",
+    ),
+]
+
+
 @app.command()
 def search(
-    query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
+    query: Annotated[
+        str | None,
+        typer.Argument(help="What to look for. Omit it to list the latest documents."),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-k", help="Passages to return.")] = 5,
     alpha: Annotated[
         float,
@@ -246,6 +260,24 @@ def search(
     fusion: Annotated[
         str, typer.Option(help="relative (score fusion) or ranked (rank fusion).")
     ] = "relative",
+    where: WhereOpt = None,
+    where_any: Annotated[
+        list[str] | None,
+        typer.Option("--where-any", help="Filter, at least one must hold (repeatable)."),
+    ] = None,
+    latest: Annotated[
+        bool, typer.Option(help="Newest matching documents by date instead of ranking.")
+    ] = False,
+    doc: Annotated[
+        str | None, typer.Option(help="Only this document (fuzzy match on title or path).")
+    ] = None,
+    sql: Annotated[
+        str | None, typer.Option(help="SQL whose first column selects documents (with --db).")
+    ] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="SQLite file for --sql (opened read-only).")
+    ] = None,
+    join: Annotated[str, typer.Option(help="Field that the --sql values must equal.")] = "title",
     collection: CollectionOpt = DEFAULT_COLLECTION,
     as_json: JsonOpt = False,
     no_stitch: Annotated[bool, typer.Option("--no-stitch", help="Return the raw chunks.")] = False,
@@ -266,29 +298,81 @@ def search(
 ) -> None:
     """Hybrid (BM25 + vector) search; every hit is stitched into whole sentences."""
     from stitcher import render
+    from stitcher.api import SqlJoin
     from stitcher.errors import UsageError
     from stitcher.search import SearchOptions
+    from stitcher.where import parse_where
 
+    if query is not None and not query.strip():
+        raise UsageError("the query is empty (omit it, or use --latest, to list the latest)")
+    if (sql is None) != (db is None):
+        raise UsageError("--sql and --db go together")
     options = SearchOptions(
-        limit=limit, alpha=alpha, fusion=fusion, stitch=not no_stitch, max_extend=max_extend
+        limit=limit,
+        alpha=alpha,
+        fusion=fusion,
+        stitch=not no_stitch,
+        max_extend=max_extend,
+        where=parse_where(where or (), where_any or ()) or None,
     )
     options.validate()
-    if queries is None and (query is None or not query.strip()):
-        raise UsageError("give a QUERY (or --queries FILE)")
+    sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
     with _stitcher(url, api_key, grpc_port, collection) as s:
         if queries is not None:
             lines = sys.stdin if str(queries) == "-" else queries.open(encoding="utf-8")
             for line in lines:
                 if line.strip():
-                    result = s.search_result(line.strip(), options=options, model=model)
+                    result = s.search_result(
+                        line.strip(), options=options, model=model, doc=doc, sql=sql_join
+                    )
                     typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False))
             return
-        assert query is not None
-        result = s.search_result(query, options=options, model=model)
+        result = s.search_result(
+            query, options=options, model=model, latest=latest, doc=doc, sql=sql_join
+        )
     if as_json:
-        typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False))
+        typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False, default=str))
     else:
         render.search_results(_out(), result, explain=explain)
+
+
+@app.command()
+def fields(
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Fields that --where can filter on, with their types and example values."""
+    from stitcher import render
+
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        found = s.fields()
+    if as_json:
+        rows = [{"name": f.name, "type": f.kind, "examples": list(f.examples)} for f in found]
+        typer.echo(json.dumps(rows, ensure_ascii=False))
+    else:
+        render.fields_table(_out(), found)
+
+
+@app.command()
+def stats(
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Documents, chunks and per-source counts of a collection."""
+    from stitcher import render
+
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        data = s.stats()
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        render.stats_table(_out(), data)
 
 
 # --- collections ----------------------------------------------------------------------------

@@ -22,7 +22,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_CHUNK_SIZE = 250
 DEFAULT_CHUNK_OVERLAP = 50
 
-#: Hybrid weight of the vector side (1 = vector only, 0 = keyword only). See README "Choosing alpha".
+#: Hybrid weight of the vector side (1 = vector only, 0 = keyword only); README "Choosing alpha".
 DEFAULT_ALPHA = 0.5
 
 #: How far stitching may extend a hit on each side, in characters.
@@ -44,7 +44,7 @@ def stitcher_home() -> Path:
 
 
 def cache_dir() -> Path:
-    """Cache shared by all homes (server binary, ONNX exports): $STITCHER_CACHE or XDG cache."""
+    """Cache shared by all homes (server binary, ONNX exports): $STITCHER_CACHE or XDG."""
     explicit = _env("STITCHER_CACHE")
     if explicit:
         return Path(explicit).expanduser()
@@ -68,7 +68,9 @@ class ConnectionSettings:
 
     def __repr__(self) -> str:  # never show the key
         key = "***" if self.api_key else None
-        return f"ConnectionSettings(url={self.url!r}, api_key={key!r}, grpc_port={self.grpc_port!r})"
+        return (
+            f"ConnectionSettings(url={self.url!r}, api_key={key!r}, grpc_port={self.grpc_port!r})"
+        )
 
 
 def connection_settings(

@@ -225,7 +225,7 @@ def ingest(
         records = build_records(store.name, doc, chunks)
         pending.append(_Pending(doc, records, [None] * len(records), stale=previous is not None))
 
-    vanished = _vanished(stored, seen, found.roots) if options.prune else []
+    vanished = _vanished(stored, seen, found.covers) if options.prune else []
     if options.prune and found.errors:
         progress.notice("not pruning: some inputs could not be listed (see the errors above)")
         vanished = []
@@ -279,14 +279,11 @@ def _is_complete(previous: StoredDocument, doc_hash: str, chunk_count: int) -> b
     return previous.doc_hashes == frozenset({doc_hash}) and previous.chunk_count == chunk_count
 
 
-def _vanished(stored: dict[str, StoredDocument], seen: set[str], roots: Iterable[str]) -> list[str]:
-    """Stored documents under the given roots whose files are gone."""
-    prefixes = tuple(root.rstrip("/") + "/" for root in roots)
-    return sorted(
-        doc_id
-        for doc_id in stored
-        if doc_id not in seen and prefixes and doc_id.startswith(prefixes)
-    )
+def _vanished(
+    stored: dict[str, StoredDocument], seen: set[str], covers: Callable[[str], bool]
+) -> list[str]:
+    """Stored documents this listing covers (same roots, same --glob) whose files are gone."""
+    return sorted(doc_id for doc_id in stored if doc_id not in seen and covers(doc_id))
 
 
 def _error_subject(error: Exception) -> str:

@@ -80,6 +80,24 @@ def key_value_table(console: Console, title: str, rows: Sequence[tuple[str, Any]
     console.print(table)
 
 
+def fields_table(console: Console, fields: Sequence[Any]) -> None:
+    """`stitcher fields`: name, type, examples."""
+    table = Table("field", "type", "examples")
+    for f in fields:
+        table.add_row(f.name, f.kind, ", ".join(f.examples))
+    console.print(table)
+
+
+def stats_table(console: Console, stats: dict[str, Any]) -> None:
+    """`stitcher stats`: the totals, then chunks per source."""
+    head = [(k, v) for k, v in stats.items() if k != "sources"]
+    key_value_table(console, stats["collection"], head)
+    table = Table("source", "chunks")
+    for source, count in stats["sources"].items():
+        table.add_row(source, str(count))
+    console.print(table)
+
+
 class IngestDisplay:
     """Live progress on a terminal: files, chunks embedded, embeddings per second."""
 

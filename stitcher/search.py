@@ -141,6 +141,25 @@ def search(
     return SearchResult(query=query, passages=passages, took_ms=took, round_trips=round_trips)
 
 
+def latest(store: ChunkStore, options: SearchOptions = SearchOptions()) -> SearchResult:
+    """No query: the newest matching documents by `date`, each from its start, stitched.
+
+    The seed's "no topic: just return the latest" branch. Two round trips, like a search.
+    """
+    options.validate()
+    started = time.perf_counter()
+    heads = store.heads(options.where, limit=options.limit, newest_first=True)
+    hits = [Hit(record, 0.0) for record in heads]
+    round_trips = 1
+    if options.stitch and hits:
+        passages = stitch_hits(store, hits, options.limit, options.max_extend)
+        round_trips += 1
+    else:
+        passages = [raw_passage(hit) for hit in hits]
+    took = (time.perf_counter() - started) * 1000
+    return SearchResult(query="", passages=passages, took_ms=took, round_trips=round_trips)
+
+
 def raw_passage(hit: Hit) -> Passage:
     """A hit as it is stored: the chunk's own text, not stitched."""
     r = hit.record
