@@ -42,6 +42,18 @@ class SqlResult:
         return list(seen)
 
 
+_ALLOWED_ACTIONS = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    getattr(sqlite3, "SQLITE_RECURSIVE", 33),
+}
+
+
+def _read_only_authorizer(action: int, *_args: object) -> int:
+    return sqlite3.SQLITE_OK if action in _ALLOWED_ACTIONS else sqlite3.SQLITE_DENY
+
+
 def run_readonly(db: str | Path, sql: str) -> SqlResult:
     """Run `sql` against the SQLite file `db`, read-only.
 
@@ -61,6 +73,8 @@ def run_readonly(db: str | Path, sql: str) -> SqlResult:
         raise SqlError(f"{db}: cannot open read-only: {error}") from None
     try:
         connection.execute("PRAGMA query_only = ON")
+        # query_only still lets ATTACH create a new empty file; allow reading, nothing else.
+        connection.set_authorizer(_read_only_authorizer)
         cursor = connection.execute(sql)
         columns = [d[0] for d in cursor.description or ()]
         rows = [list(row) for row in cursor.fetchmany(MAX_JOIN_VALUES + 1)]

@@ -42,11 +42,15 @@ def test_most_populous_city(db: Path) -> None:
         "ATTACH DATABASE 'other.db' AS o",
     ],
 )
-def test_writes_fail_and_leave_the_file_unchanged(db: Path, statement: str) -> None:
+def test_writes_fail_and_leave_the_file_unchanged(
+    db: Path, statement: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(db.parent)
     before = digest(db)
     with pytest.raises(SqlError):
         run_readonly(db, statement)
     assert digest(db) == before
+    assert sorted(p.name for p in db.parent.iterdir()) == ["cities.sqlite"]  # no new file
     assert run_readonly(db, "SELECT count(*) FROM city_stats").rows[0][0] == 6
 
 
