@@ -213,7 +213,7 @@ def stitch_hits(
                 truncated=merged.span.truncated,
                 explain=best.explain,
                 metadata=dict(r.metadata),
-                hit_spans=tuple((h.record.start, h.record.end) for h in merged.payloads),
+                hit_spans=merged.span.hit_spans,
             )
         )
         if len(passages) == limit:
