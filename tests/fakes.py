@@ -7,6 +7,7 @@ exist so ingest/search logic can be tested in milliseconds.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -24,7 +25,7 @@ class FakeEmbedder:
 
     def _vector(self, text: str) -> list[float]:
         vec = [0.0] * self.dimension
-        for a, b in zip(text, text[1:]):
+        for a, b in itertools.pairwise(text):
             digest = hashlib.blake2b((a + b).encode(), digest_size=2).digest()
             vec[int.from_bytes(digest, "big") % self.dimension] += 1.0
         norm = math.sqrt(sum(v * v for v in vec)) or 1.0

@@ -11,7 +11,14 @@ from typer.testing import CliRunner
 
 from stitcher.cli import app, main
 
-HEAVY = ("torch", "sentence_transformers", "transformers", "weaviate", "onnxruntime", "langchain_core")
+HEAVY = (
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "weaviate",
+    "onnxruntime",
+    "langchain_core",
+)
 
 
 def test_importing_the_cli_imports_nothing_heavy() -> None:

@@ -11,7 +11,9 @@ DOCS = [
     DocumentName("samples/cities/lyon.md", "Lyon", "samples/cities/lyon.md"),
     DocumentName("samples/cities/lyon.zh.md", "Lyon", "samples/cities/lyon.zh.md"),
     DocumentName("samples/cities/porto.md", "Porto", "samples/cities/porto.md"),
-    DocumentName("samples/zh_tea_cultivation.txt", "茶树栽培入门", "samples/zh_tea_cultivation.txt"),
+    DocumentName(
+        "samples/zh_tea_cultivation.txt", "茶树栽培入门", "samples/zh_tea_cultivation.txt"
+    ),
 ]
 
 

@@ -37,11 +37,24 @@ def samples_collection(weaviate_server: Any) -> str:
     return name
 
 
-def test_ingest_summary_and_rerun(samples_collection: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, summary = cli_json(capsys, "ingest", str(SAMPLES), "--collection", samples_collection, "--json")
+def test_ingest_summary_and_rerun(
+    samples_collection: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, summary = cli_json(
+        capsys, "ingest", str(SAMPLES), "--collection", samples_collection, "--json"
+    )
     assert code == 0
-    expected = {"added", "updated", "unchanged", "deleted", "failed", "chunks_written", "embedded",
-                "seconds", "collection"}
+    expected = {
+        "added",
+        "updated",
+        "unchanged",
+        "deleted",
+        "failed",
+        "chunks_written",
+        "embedded",
+        "seconds",
+        "collection",
+    }
     assert expected <= set(summary)
     assert summary["embedded"] == 0 and summary["chunks_written"] == 0
     assert summary["added"] == 0 and summary["unchanged"] >= 8
@@ -50,14 +63,33 @@ def test_ingest_summary_and_rerun(samples_collection: str, capsys: pytest.Captur
 def test_search_json_shape_and_exact_slices(
     samples_collection: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = cli_json(capsys, "search", "修剪", "--collection", samples_collection, "--json",
-                         "--explain", "--limit", "3")
+    code, out = cli_json(
+        capsys,
+        "search",
+        "修剪",
+        "--collection",
+        samples_collection,
+        "--json",
+        "--explain",
+        "--limit",
+        "3",
+    )
     assert code == 0
     assert out["query"] == "修剪" and isinstance(out["took_ms"], float) and out["round_trips"] <= 2
     assert 0 < len(out["results"]) <= 3
     for r in out["results"]:
-        assert {"text", "source", "doc_id", "score", "hit_ids", "chunk_ids", "start", "end",
-                "truncated", "explain"} <= set(r)
+        assert {
+            "text",
+            "source",
+            "doc_id",
+            "score",
+            "hit_ids",
+            "chunk_ids",
+            "start",
+            "end",
+            "truncated",
+            "explain",
+        } <= set(r)
         assert set(r["hit_ids"]) <= set(r["chunk_ids"])
     first = out["results"][0]
     assert "修剪" in first["text"]
@@ -79,7 +111,9 @@ def test_langchain_reads_our_chunks(samples_collection: str, weaviate_client: An
             return embedder.embed_query(text)
 
     store = WeaviateVectorStore(
-        client=weaviate_client, index_name=samples_collection, text_key="text",
+        client=weaviate_client,
+        index_name=samples_collection,
+        text_key="text",
         embedding=Embeddings(),  # type: ignore[arg-type]
     )
     docs = store.similarity_search("bird migration over the sea", k=3)
@@ -94,22 +128,29 @@ def test_search_in_a_fresh_process_does_not_import_torch(samples_collection: str
         "print('HEAVY=' + json.dumps([m for m in ('torch', 'sentence_transformers', 'transformers')"
         " if m in sys.modules]), file=sys.stderr)\nsys.exit(rc)"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env=os.environ.copy())
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY=[]" in proc.stderr
     assert json.loads(proc.stdout)["results"]
 
 
-def test_missing_collection_lists_existing(samples_collection: str,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_collection_lists_existing(
+    samples_collection: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["search", "x", "--collection", "NoSuchThing"]) == 1
     err = capsys.readouterr().err
     assert "NoSuchThing" in err and samples_collection in err
 
 
-def test_other_model_is_refused(samples_collection: str, tmp_path: Path,
-                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_other_model_is_refused(
+    samples_collection: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["search", "tea", "--collection", samples_collection, "--model", str(tmp_path)])
     assert code in (1, 2)
     assert "model" in capsys.readouterr().err.lower()
@@ -120,8 +161,10 @@ def _count(client: Any, name: str) -> int:
 
 
 def _ids_and_texts(client: Any, name: str) -> set[tuple[str, str]]:
-    return {(str(o.uuid), o.properties["text"])
-            for o in client.collections.get(name).iterator(return_properties=["text"])}
+    return {
+        (str(o.uuid), o.properties["text"])
+        for o in client.collections.get(name).iterator(return_properties=["text"])
+    }
 
 
 def test_sigkill_half_way_then_rerun_equals_clean_ingest(
@@ -134,10 +177,20 @@ def test_sigkill_half_way_then_rerun_equals_clean_ingest(
     for i in range(12):
         (corpus / f"doc{i:02d}.txt").write_text((ZH if i % 2 else EN) * 6 + f" 第{i}篇。", "utf-8")
     name = "Kill" + uuid.uuid4().hex[:8]
-    cmd = [sys.executable, "-m", "stitcher", "ingest", str(corpus), "--batch-size", "8",
-           "--collection", name]
-    proc = subprocess.Popen(cmd, env=os.environ.copy(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    cmd = [
+        sys.executable,
+        "-m",
+        "stitcher",
+        "ingest",
+        str(corpus),
+        "--batch-size",
+        "8",
+        "--collection",
+        name,
+    ]
+    proc = subprocess.Popen(
+        cmd, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
         if weaviate_client.collections.exists(name) and _count(weaviate_client, name) >= 10:

@@ -49,7 +49,11 @@ def collection(weaviate_server: Any, tmp_path_factory: pytest.TempPathFactory) -
         front = {"title": f"Note {name}", "date": date, "tags": tags, "lang": lang, **extra}
         if name == "n3.md":
             front["author"] = TRICKY
-        lines = ["---", *(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items()), "---"]
+        lines = [
+            "---",
+            *(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in front.items()),
+            "---",
+        ]
         (notes / name).write_text("\n".join(lines) + "\n" + note_text(name, lang) + "\n", "utf-8")
     name = "Flt" + uuid.uuid4().hex[:8]
     assert main(["ingest", str(root), "--collection", name]) == 0
@@ -111,12 +115,23 @@ def test_each_operator_narrows_a_stitched_search(
 
 
 def test_where_any_is_or(collection: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
-    out = search(capsys, collection, "--latest", "--where-any", "lang=zh", "--where-any",
-                 "rating=1", "--where", "doc_id~notes")
+    out = search(
+        capsys,
+        collection,
+        "--latest",
+        "--where-any",
+        "lang=zh",
+        "--where-any",
+        "rating=1",
+        "--where",
+        "doc_id~notes",
+    )
     assert doc_ids(out) == notes_where(lambda n, d, t, lang, e: lang == "zh" or e["rating"] == 1)
 
 
-def test_latest_orders_by_date(collection: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+def test_latest_orders_by_date(
+    collection: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     out = search(capsys, collection, "--where", "doc_id~notes")
     order = [r["doc_id"].rsplit("/", 1)[-1] for r in out["results"]]
     expected = [n for n, *_ in sorted(NOTES, key=lambda row: utc(row[1]), reverse=True)]
@@ -131,7 +146,9 @@ def test_unknown_field_lists_the_known_ones(
     assert code == 2 and "colour" in err and "rating" in err and "tags" in err
 
 
-def test_bad_date_says_the_format(collection: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_date_says_the_format(
+    collection: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["search", "x", "--collection", collection["name"], "--where", "date>=last week"])
     err = capsys.readouterr().err
     assert code == 2 and "2021-03-04" in err
@@ -145,7 +162,9 @@ def test_ambiguous_doc_exits_2_with_candidates(
     assert code == 2 and "lyon.md" in err and "lyon.zh.md" in err
 
 
-def test_doc_selects_one_document(collection: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+def test_doc_selects_one_document(
+    collection: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     out = search(capsys, collection, "food and markets", "--doc", "porto")
     assert doc_ids(out) == {"corpus/cities/porto.md"}
 
@@ -172,8 +191,18 @@ def test_sql_that_writes_fails_and_leaves_the_database(
     db = tmp_path / "cities.sqlite"
     shutil.copy(SAMPLES / "cities.sqlite", db)
     before = sha(db)
-    code = main(["search", "x", "--collection", collection["name"], "--sql",
-                 "DROP TABLE city_stats", "--db", str(db)])
+    code = main(
+        [
+            "search",
+            "x",
+            "--collection",
+            collection["name"],
+            "--sql",
+            "DROP TABLE city_stats",
+            "--db",
+            str(db),
+        ]
+    )
     assert code == 1 and "read-only" in capsys.readouterr().err
     assert sha(db) == before
 

@@ -1,4 +1,4 @@
-"""Ingest logic: skip, replace, prune, never lose or duplicate — on the memory store and on Weaviate.
+"""Ingest bookkeeping: skip, replace, prune, never lose or duplicate, on memory and Weaviate.
 
 The same scenarios run against both stores; the embedder is a deterministic fake so that the
 scenarios test ingest's bookkeeping. tests/test_end_to_end.py runs the real model and CLI.
@@ -6,6 +6,7 @@ scenarios test ingest's bookkeeping. tests/test_end_to_end.py runs the real mode
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,7 +102,7 @@ def test_first_run_stores_every_chunk_with_a_chain(store: Any, corpus: Path) -> 
         chunks.sort(key=lambda r: r.chunk_index)
         text = (corpus.parent / doc_id).read_text(encoding="utf-8")
         assert chunks[0].parent_id is None and chunks[0].start == 0
-        for prev, cur in zip(chunks, chunks[1:]):
+        for prev, cur in itertools.pairwise(chunks):
             assert cur.parent_id == prev.id
             assert 0 <= prev.end - cur.start <= 50  # overlap as configured, no gap
             assert len(cur.text) <= 250
@@ -212,7 +213,7 @@ def test_write_failures_keep_the_old_version(store: Any, corpus: Path) -> None:
     class Broken(FakeEmbedder):
         def embed_documents(self, texts: Any) -> list[list[float]]:
             vectors = super().embed_documents(texts)
-            return [v[:3] if "railway" in t else v for v, t in zip(vectors, texts)]
+            return [v[:3] if "railway" in t else v for v, t in zip(vectors, texts, strict=False)]
 
     if store.__class__.__name__ == "MemoryStore":
         pytest.skip("the memory store does not check vector dimensions")  # Weaviate does

@@ -41,7 +41,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     assert match, "no front matter"
     meta = yaml.safe_load(match.group(1))
     assert isinstance(meta, dict)
-    return meta, text[match.end():]
+    return meta, text[match.end() :]
 
 
 def sample_files() -> list[Path]:
@@ -82,8 +82,11 @@ def test_samples_mix_languages_and_formats() -> None:
 
 
 def unwrap_paragraphs(text: str, joiner: str) -> list[str]:
-    return [joiner.join(line.strip() for line in block.splitlines())
-            for block in re.split(r"\n\s*\n", text) if block.strip()]
+    return [
+        joiner.join(line.strip() for line in block.splitlines())
+        for block in re.split(r"\n\s*\n", text)
+        if block.strip()
+    ]
 
 
 @pytest.mark.parametrize(
@@ -168,7 +171,7 @@ def test_html_sample_has_title_date_and_a_script_to_skip() -> None:
     assert re.search(r'<meta name="date" content="\d{4}-\d{2}-\d{2}">', html)
     script = re.search(r"<script>(.*?)</script>", html, re.DOTALL)
     assert script and "zqxv-script-text-must-not-be-indexed" in script.group(1)
-    outside = html[: script.start()] + html[script.end():]
+    outside = html[: script.start()] + html[script.end() :]
     assert "zqxv-script-text-must-not-be-indexed" not in outside
     # The demo ingests every sample, so no other file may contain the marker either.
     for path in sample_files():
@@ -187,8 +190,9 @@ def city_articles() -> list[tuple[Path, dict[str, Any], str]]:
 def read_city_rows(path: Path) -> list[tuple[Any, ...]]:
     conn = sqlite3.connect(f"file:{path.as_posix()}?mode=ro", uri=True)
     try:
-        return list(conn.execute(
-            "SELECT city, country, population, area_km2 FROM city_stats ORDER BY city"))
+        return list(
+            conn.execute("SELECT city, country, population, area_km2 FROM city_stats ORDER BY city")
+        )
     finally:
         conn.close()
 
@@ -250,8 +254,12 @@ def news() -> dict[str, Any]:
         for form in [org["name"], *org["aliases"]]:
             assert form not in surface, f"ambiguous alias {form!r}"
             surface[form] = org["id"]
-    return {"orgs": {o["id"]: o for o in orgs}, "people": people, "articles": articles,
-            "surface": surface}
+    return {
+        "orgs": {o["id"]: o for o in orgs},
+        "people": people,
+        "articles": articles,
+        "surface": surface,
+    }
 
 
 def mentioned(article: dict[str, Any], surface: dict[str, str]) -> set[str]:
@@ -319,14 +327,17 @@ def seed_answers(news: dict[str, Any]) -> dict[str, list[str]]:
     articles = news["articles"]
     return {
         "rod_johnson_remote_work": [
-            a["path"] for a in articles
+            a["path"]
+            for a in articles
             if "remote-work" in a["meta"]["tags"]
-            and mentioned(a, surface) & set(rod["board_member_of"])],
+            and mentioned(a, surface) & set(rod["board_member_of"])
+        ],
         "negative_news_france": [
-            a["path"] for a in articles
-            if a["meta"]["sentiment"] < -0.5 and mentioned(a, surface) & french],
-        "hyundai_supplier_news": [
-            a["path"] for a in articles if mentioned(a, surface) & suppliers],
+            a["path"]
+            for a in articles
+            if a["meta"]["sentiment"] < -0.5 and mentioned(a, surface) & french
+        ],
+        "hyundai_supplier_news": [a["path"] for a in articles if mentioned(a, surface) & suppliers],
     }
 
 
@@ -353,16 +364,20 @@ def test_answers_json_matches_the_files(news: dict[str, Any]) -> None:
     for key, paths in seed_answers(news).items():
         assert stored[key]["articles"] == paths, key
     assert stored["rod_johnson_remote_work"]["organizations"] == [
-        "Atelier Numérique", "Northwind Analytics"]
+        "Atelier Numérique",
+        "Northwind Analytics",
+    ]
 
 
 def test_generator_is_deterministic(tmp_path: Path) -> None:
     module = load_module(NEWS / "generate.py", "news_generate")
     module.OUT_DIR = tmp_path
     module.main()
-    committed = sorted(p.relative_to(NEWS) for p in NEWS.rglob("*")
-                       if p.is_file() and p.suffix in {".md", ".jsonl", ".json"}
-                       and p.name != "README.md")
+    committed = sorted(
+        p.relative_to(NEWS)
+        for p in NEWS.rglob("*")
+        if p.is_file() and p.suffix in {".md", ".jsonl", ".json"} and p.name != "README.md"
+    )
     fresh = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     assert fresh == committed
     for rel in fresh:

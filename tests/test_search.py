@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import uuid
@@ -143,7 +144,7 @@ def test_merged_passages_do_not_overlap(loaded: Any) -> None:
         store, "采摘 修剪 茶叶", embedder.embed_query, SearchOptions(limit=5, alpha=0.0)
     )
     spans = sorted((p.doc_id, p.start, p.end) for p in result.passages)
-    for (d1, _, e1), (d2, s2, _) in zip(spans, spans[1:]):
+    for (d1, _, e1), (d2, s2, _) in itertools.pairwise(spans):
         assert d1 != d2 or e1 < s2
     all_hits = [h for p in result.passages for h in p.hit_ids]
     assert len(all_hits) == len(set(all_hits))
