@@ -89,3 +89,15 @@ def test_unreachable_server_is_one_line_and_exit_1(capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert code == 1
     assert "127.0.0.1:9" in err and "Traceback" not in err
+
+
+def test_a_second_ingest_exits_while_the_first_holds_the_lock(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stitcher.api import Stitcher
+
+    holder = Stitcher(collection="LockTest")
+    with holder._ingest_lock(wait=False):
+        code = main(["ingest", str(tmp_path), "--collection", "LockTest"])
+    err = capsys.readouterr().err
+    assert code == 1 and "another ingest" in err and "--wait" in err
