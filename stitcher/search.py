@@ -194,7 +194,7 @@ def stitch_hits(
     for hit in hits:
         r = hit.record
         neighbours = by_version.get((r.doc_id, r.doc_hash), [])
-        span = stitch(r, [*neighbours, r], max_extend=max_extend)
+        span = stitch(r, [*neighbours, r], max_extend=max_extend, carry_headings=True)
         scored.append(Scored(span=span, score=hit.score, payload=hit))
     passages = []
     for merged in merge(scored):

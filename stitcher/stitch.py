@@ -20,6 +20,9 @@ from typing import Generic, TypeVar
 from stitcher.errors import UsageError
 from stitcher.models import ChunkRecord, SpanRequest
 from stitcher.sentences import (
+    CJK_TERMINATORS,
+    ELLIPSES,
+    LATIN_TERMINATORS,
     next_non_space,
     sentence_end_at_or_after,
     sentence_start_at_or_before,
@@ -165,7 +168,26 @@ def _layout(
     return base, "".join(texts), pieces
 
 
-def stitch(hit: ChunkRecord, neighbours: Iterable[ChunkRecord], *, max_extend: int = 300) -> Span:
+#: A passage this short without any sentence terminator reads as a heading or a label.
+HEADING_MAX_CHARS = 120
+_TERMINATOR_CHARS = frozenset(CJK_TERMINATORS + ELLIPSES + LATIN_TERMINATORS)
+
+
+def _is_heading(passage: str) -> bool:
+    return (
+        0 < len(passage) <= HEADING_MAX_CHARS
+        and passage.count("\n") <= 1
+        and not _TERMINATOR_CHARS.intersection(passage)
+    )
+
+
+def stitch(
+    hit: ChunkRecord,
+    neighbours: Iterable[ChunkRecord],
+    *,
+    max_extend: int = 300,
+    carry_headings: bool = False,
+) -> Span:
     """Widen `hit` to whole sentences using the chunks around it.
 
     Backwards, the span starts at the nearest sentence start at or before the hit's first
@@ -182,6 +204,10 @@ def stitch(hit: ChunkRecord, neighbours: Iterable[ChunkRecord], *, max_extend: i
         neighbours: Chunks fetched around it (see `window`). Chunks of another document or
             version, duplicates, the hit itself and far-away chunks are ignored.
         max_extend: Most characters added on each side.
+
+        carry_headings: When the stitched text is only a heading (a short line with no
+            sentence terminator, e.g. "## Food"), carry on to the end of the sentence that
+            follows it, still within `max_extend` — a heading alone answers nothing.
 
     Returns:
         The stitched span; `chunk_ids` are only the chunks that contribute characters to it.
@@ -240,6 +266,20 @@ def stitch(hit: ChunkRecord, neighbours: Iterable[ChunkRecord], *, max_extend: i
         end = max(found_end, last)
         while end > last and text[end - 1].isspace():
             end -= 1
+        for _ in range(3):  # "# Title" then "## Section" then the first sentence, at most
+            if not (carry_headings and not truncated_end and _is_heading(text[start:end])):
+                break
+            following = next_non_space(text, end, hi)
+            if following >= hi:
+                break
+            carried = sentence_end_at_or_after(
+                text, following + 1, hi, at_doc_start=at_doc_start, at_doc_end=at_doc_end
+            )
+            if carried is None:
+                break
+            end = carried
+            while text[end - 1].isspace():
+                end -= 1
 
     abs_start, abs_end = base + start, base + end
     used = [p for p in pieces if (p[0] < abs_end and p[1] > abs_start) or p[2] == hit.id]

@@ -546,3 +546,23 @@ def test_whitespace_only_hit_comes_back_unchanged() -> None:
     hit = make_hit(doc, 4, 8)
     span = stitch(hit, chunk(doc, 4, 1))
     assert (span.start, span.end, span.text) == (4, 8, "\n\n\n\n")
+
+
+def test_a_heading_hit_carries_on_into_the_sentence_below() -> None:
+    doc = "# Lyon\n\n## Food\n\nBouchons serve tripe and sausages at long tables. Book ahead."
+    chunks = chunk(doc, 20, 5)
+    hit = make_hit(doc, doc.index("## Food"), doc.index("## Food") + len("## Food\n\n"))
+    assert stitch(hit, chunks).text == "## Food"  # the plain rule: a line is a sentence
+    span = stitch(hit, chunks, carry_headings=True)
+    assert span.text == "## Food\n\nBouchons serve tripe and sausages at long tables."
+    assert span.text == doc[span.start : span.end] and not span.truncated
+
+
+def test_heading_carry_stops_at_the_bound_and_never_for_sentences() -> None:
+    doc = "茶树栽培入门\n\n" + "茶" * 400 + "。"
+    hit = make_hit(doc, 0, 6)
+    span = stitch(hit, chunk(doc, 250, 50), max_extend=50, carry_headings=True)
+    assert span.text == "茶树栽培入门"  # no sentence end within reach: the heading stays alone
+    doc2 = "A whole sentence.\n\nNext one."
+    span2 = stitch(make_hit(doc2, 0, 17), chunk(doc2, 250, 50), carry_headings=True)
+    assert span2.text == "A whole sentence."
