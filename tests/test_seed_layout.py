@@ -1,0 +1,498 @@
+"""Collections made the seed's way: chain reconstruction, stitched search, adopt, re-ingest.
+
+The integration tests build a collection exactly as seed 003 does: LangChain's
+RecursiveCharacterTextSplitter (250/50, default separators), `build_document_hierarchy` (random
+uuid4 ids, `parent_id` = the previous chunk's id across ALL documents) and
+`WeaviateVectorStore.from_documents`, embedding with the packaged MiniLM through a small
+LangChain `Embeddings` wrapper over stitcher.embed.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stitcher.errors import CollectionMissing, UsageError, WriteFailed
+from stitcher.foreign.chains import (
+    PARAGRAPH_JOINER,
+    SeedObject,
+    chains,
+    overlap_length,
+    reconstruct,
+    unwrap_hard_breaks,
+)
+from stitcher.seed_layout import adopt, detect_layout, doc_id_for_source, seed_search
+from stitcher.sentences import is_sentence_end, is_sentence_start
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+CORPUS_FILES = ("zh_tea_cultivation.txt", "en_bird_migration.txt", "en_fieldnote_sync_manual.md")
+
+
+def seed_chunks(text: str) -> list[str]:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    return RecursiveCharacterTextSplitter(chunk_size=250, chunk_overlap=50).split_text(text)
+
+
+def squeeze(text: str) -> str:
+    """The text without any whitespace (what survives the seed splitter's stripping)."""
+    return "".join(text.split())
+
+
+def as_objects(texts: list[str], source: str = "doc.txt") -> list[SeedObject]:
+    objects = []
+    parent = None
+    for text in texts:
+        object_id = str(uuid.uuid4())
+        objects.append(SeedObject(object_id, text, source, parent))
+        parent = object_id
+    return objects
+
+
+# -- pure: overlap, reconstruction, chains ---------------------------------------------------------
+
+
+def test_overlap_is_found_by_matching_text() -> None:
+    assert overlap_length("the quick brown fox jumps", "fox jumps over the dog") == 9
+    assert overlap_length("茶树喜欢温暖湿润的气候，", "温暖湿润的气候，土壤要偏酸性。") == 8
+
+
+def test_short_chance_matches_are_not_taken_for_overlap() -> None:
+    # "|" ends and starts every table row; "ata" is part of a word, not a carried piece.
+    assert overlap_length("| a | b |", "| c | d |") == 0
+    assert overlap_length("we collect data", "ata is here") == 0
+    # A short overlap of whole words is real.
+    assert overlap_length("the end of it", "of it goes on") == 5
+
+
+TEXT_SAMPLES = sorted(
+    str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*") if p.suffix in (".txt", ".md", ".html")
+)
+
+
+@pytest.mark.parametrize("name", TEXT_SAMPLES)
+def test_reconstruction_keeps_every_character_of_the_samples(name: str) -> None:
+    path = SAMPLES / name
+    text = path.read_bytes().decode("gb18030" if "gb18030" in name else "utf-8")
+    chunks = seed_chunks(text)
+    rebuilt = reconstruct(as_objects(chunks))
+    assert squeeze(rebuilt.text) == squeeze(text)
+    for placed in rebuilt.placed:
+        assert rebuilt.text[placed.start : placed.end] == placed.text
+        assert placed.text.startswith(placed.obj.text)
+
+
+def test_a_paragraph_break_is_put_back_where_chunks_share_nothing() -> None:
+    text = "第一段讲茶树的来历。" * 12 + "\n\n" + "Second paragraph about soil. " * 8
+    rebuilt = reconstruct(as_objects(seed_chunks(text)))
+    assert squeeze(rebuilt.text) == squeeze(text)
+    assert PARAGRAPH_JOINER + "Second" in rebuilt.text
+
+
+words = st.sampled_from(
+    ["茶树", "喜欢", "温暖。", "soil", "is", "acid.", "Birds", "fly", "，", "!"]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(words, min_size=1, max_size=60), min_size=1, max_size=6))
+def test_reconstruction_property(paragraphs: list[list[str]]) -> None:
+    text = "\n\n".join(" ".join(p) if i % 2 else "".join(p) for i, p in enumerate(paragraphs))
+    rebuilt = reconstruct(as_objects(seed_chunks(text)))
+    assert squeeze(rebuilt.text) == squeeze(text)
+
+
+def test_chains_split_at_a_change_of_source_and_ignore_input_order() -> None:
+    # The seed chains ALL documents in one list: b's first chunk points at a's last chunk.
+    a = as_objects(["a one", "a two", "a three"], source="a.txt")
+    b = [
+        SeedObject(str(uuid.uuid4()), "b one", "b.txt", a[-1].id),
+    ]
+    b.append(SeedObject(str(uuid.uuid4()), "b two", "b.txt", b[0].id))
+    shuffled = a + b
+    random.Random(3).shuffle(shuffled)
+    runs = chains(shuffled)
+    assert [[o.text for o in run] for run in runs] == [
+        ["a one", "a two", "a three"],
+        ["b one", "b two"],
+    ]
+
+
+def test_chains_place_every_object_once_even_when_the_chain_is_broken() -> None:
+    objects = as_objects(["one", "two", "three", "four"])
+    broken = [objects[0], objects[1], objects[3]]  # "three" was deleted
+    runs = chains(broken)
+    assert sorted(o.text for run in runs for o in run) == ["four", "one", "two"]
+    assert [o.text for o in runs[0]] in (["one", "two"], ["four"])
+    assert len(runs) == 2
+
+
+def test_unwrap_keeps_offsets_and_joins_only_hard_wraps() -> None:
+    text = (SAMPLES / "en_braising_wrapped.txt").read_text(encoding="utf-8")
+    view = unwrap_hard_breaks(text)
+    assert len(view) == len(text)
+    assert view.count("\n") < text.count("\n")
+    assert "\n\n" in view  # paragraph breaks stay
+
+
+def test_doc_ids_match_what_ingest_will_compute(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    (root / "zh").mkdir(parents=True)
+    assert doc_id_for_source(str(root / "zh" / "a.txt"), root) == "corpus/zh/a.txt"
+    assert doc_id_for_source("zh/a.txt", root, cwd=root) == "corpus/zh/a.txt"
+    # The seed ran somewhere else: the part after the root's name is used.
+    assert doc_id_for_source("/elsewhere/corpus/b.md", root) == "corpus/b.md"
+    assert doc_id_for_source("a/b.txt", None) == "a/b.txt"
+    with pytest.raises(UsageError, match="does not lie under --root"):
+        doc_id_for_source("/other/place/c.txt", root)
+
+
+# -- integration: a collection made the seed's way -------------------------------------------------
+
+
+class MiniLMEmbeddings:
+    """LangChain Embeddings over stitcher.embed (the packaged MiniLM), counting texts."""
+
+    def __init__(self) -> None:
+        from stitcher.embed import document_embedder, resolve_model
+
+        self._embedder = document_embedder(resolve_model(None))
+        self.texts = 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.texts += len(texts)
+        return self._embedder.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._embedder.embed_query(text)
+
+
+def langchain_embeddings() -> Any:
+    from langchain_core.embeddings import Embeddings
+
+    class Wrapped(MiniLMEmbeddings, Embeddings):
+        pass
+
+    return Wrapped()
+
+
+def build_document_hierarchy(docs: list[Any]) -> dict[str, list[str]]:
+    """Seed 003's code, unchanged."""
+    parent_id = None
+    kwargs: dict[str, list[str]] = {"uuids": []}
+    from uuid import uuid4
+
+    from weaviate.util import get_valid_uuid
+
+    for doc in docs:
+        _id = get_valid_uuid(uuid4())
+        kwargs["uuids"].append(_id)
+        doc.metadata.setdefault("parent_id", parent_id)
+        parent_id = _id
+    return kwargs
+
+
+def make_seed_collection(client: Any, name: str, corpus: Path, embeddings: Any) -> int:
+    """Load the corpus exactly the seed's way; returns the number of chunks."""
+    from langchain_core.documents import Document
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+    from langchain_weaviate import WeaviateVectorStore
+
+    if client.collections.exists(name):
+        client.collections.delete(name)
+    docs = [
+        Document(page_content=path.read_text(encoding="utf-8"), metadata={"source": str(path)})
+        for path in sorted(corpus.iterdir())
+    ]
+    docs = RecursiveCharacterTextSplitter(chunk_size=250, chunk_overlap=50).split_documents(docs)
+    kwargs = build_document_hierarchy(docs)
+    WeaviateVectorStore.from_documents(docs, embeddings, client=client, index_name=name, **kwargs)
+    return len(docs)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("seed") / "corpus"
+    root.mkdir()
+    for name in CORPUS_FILES:
+        shutil.copy(SAMPLES / name, root / name)
+    return root
+
+
+@pytest.fixture(scope="module")
+def embeddings() -> Any:
+    return langchain_embeddings()
+
+
+@pytest.fixture(scope="module")
+def their_index(weaviate_client: Any, corpus: Path, embeddings: Any) -> Iterator[str]:
+    name = "TheirIndex"
+    make_seed_collection(weaviate_client, name, corpus, embeddings)
+    yield name
+    weaviate_client.collections.delete(name)
+
+
+def file_text(source: str) -> str:
+    return Path(source).read_text(encoding="utf-8")
+
+
+def locate(whole: str, piece: str) -> tuple[int, int]:
+    """[start, end) of `piece` in `whole`, comparing without whitespace; fails if absent."""
+    kept = [i for i, ch in enumerate(whole) if not ch.isspace()]
+    squeezed = "".join(whole[i] for i in kept)
+    target = squeeze(piece)
+    at = squeezed.find(target)
+    assert at >= 0, f"passage is not a contiguous piece of the file: {piece[:80]!r}"
+    return kept[at], kept[at + len(target) - 1] + 1
+
+
+def test_detect_layout(weaviate_client: Any, their_index: str) -> None:
+    from stitcher.models import CollectionSettings
+    from stitcher.store.weaviate import WeaviateStore
+
+    assert detect_layout(weaviate_client, their_index) == "seed"
+    ours = WeaviateStore(weaviate_client, "OursForLayout")
+    if not ours.exists():
+        ours.create(CollectionSettings("m", 3, 250, 50))
+    plain = "PlainForLayout"
+    if not weaviate_client.collections.exists(plain):
+        from weaviate.classes.config import DataType, Property
+
+        weaviate_client.collections.create(
+            plain, properties=[Property(name="text", data_type=DataType.TEXT)]
+        )
+    try:
+        assert detect_layout(weaviate_client, "OursForLayout") == "stitcher"
+        assert detect_layout(weaviate_client, plain) == "unknown"
+        with pytest.raises(CollectionMissing):
+            detect_layout(weaviate_client, "NoSuchCollection")
+    finally:
+        weaviate_client.collections.delete("OursForLayout")
+        weaviate_client.collections.delete(plain)
+
+
+@pytest.mark.parametrize(
+    "file_name", ["zh_tea_cultivation.txt", "en_bird_migration.txt"], ids=["zh", "en"]
+)
+def test_seed_search_returns_whole_sentences_both_ways_without_repeated_overlap(
+    weaviate_client: Any, their_index: str, corpus: Path, embeddings: Any, file_name: str
+) -> None:
+    text = (corpus / file_name).read_text(encoding="utf-8")
+
+    # A chunk that starts mid-sentence (the seed's loop never looks back), and if there is one,
+    # also ends mid-sentence: stitching must reach into its neighbours.
+    def cut(c: str) -> tuple[bool, bool]:
+        lo, hi = locate(text, c)
+        return (
+            not is_sentence_start(text, lo, at_doc_start=True),
+            not is_sentence_end(text, hi, at_doc_start=True, at_doc_end=True),
+        )
+
+    chunk = max((c for c in seed_chunks(text) if cut(c)[0]), key=lambda c: cut(c)[1])
+    starts_mid, ends_mid = cut(chunk)
+    chunk_start, chunk_end = locate(text, chunk)
+    query = chunk[len(chunk) // 3 : 2 * len(chunk) // 3]
+    result = seed_search(
+        weaviate_client, their_index, query, embeddings.embed_query(query), limit=3, alpha=0.5
+    )
+    assert result.extra["layout"] == "seed"
+    assert 2 <= result.round_trips <= 3
+    for passage in result.passages:
+        source_text = file_text(passage.source)
+        start, end = locate(source_text, passage.text)  # no overlap repeated, one file only
+        assert is_sentence_start(source_text, start, at_doc_start=True)
+        assert is_sentence_end(source_text, end, at_doc_start=True, at_doc_end=True)
+        assert not passage.truncated
+    best = result.passages[0]
+    assert Path(best.source).name == file_name
+    start, end = locate(text, best.text)
+    assert start < chunk_start  # widened backwards
+    assert end > chunk_end or not ends_mid  # and forwards when the chunk ends mid-sentence
+    assert starts_mid
+
+
+def test_seed_search_respects_the_round_trip_cap(
+    weaviate_client: Any, their_index: str, embeddings: Any
+) -> None:
+    query = "Birds seem to use several compasses at once"
+    vector = embeddings.embed_query(query)
+    capped = seed_search(weaviate_client, their_index, query, vector, max_round_trips=1)
+    assert capped.round_trips == 1 and capped.extra["hops"] == 0
+    # Without neighbours a side cut mid-sentence cannot be completed: the passages say so.
+    assert any(p.truncated for p in capped.passages)
+    full = seed_search(weaviate_client, their_index, query, vector)
+    assert full.round_trips <= 3
+    assert not any(p.truncated for p in full.passages)
+    raw = seed_search(weaviate_client, their_index, query, vector, stitch=False, limit=2)
+    assert raw.round_trips == 1 and len(raw.passages) == 2
+
+
+def test_the_seeds_own_loop_repeats_the_overlap(
+    weaviate_client: Any, their_index: str, embeddings: Any
+) -> None:
+    """The baseline this module replaces: one query per hop, overlap glued in twice."""
+    from weaviate.classes.query import Filter
+
+    collection = weaviate_client.collections.use(their_index)
+    objects = list(collection.iterator())
+    child_of = {o.properties.get("parent_id"): o for o in objects}
+    hit = next(
+        o
+        for o in objects
+        if o.properties["text"][-1] not in ".?!。！"
+        and str(o.uuid) in child_of
+        and overlap_length(o.properties["text"], child_of[str(o.uuid)].properties["text"]) > 0
+    )
+    text, current, trips = hit.properties["text"], str(hit.uuid), 0
+    while text[-1] not in [".", "?", "!", "。", "?", "！"]:
+        found = collection.query.fetch_objects(
+            filters=Filter.by_property("parent_id").equal(current)
+        ).objects
+        trips += 1
+        if not found:
+            break
+        text += found[0].properties["text"]
+        current = str(found[0].uuid)
+    whole = file_text(hit.properties["source"])
+    assert trips >= 1
+    assert squeeze(text) not in squeeze(whole)  # the repeated overlap makes it no real text
+
+
+# -- adopt -----------------------------------------------------------------------------------------
+
+
+def stored_by_text(client: Any, name: str) -> dict[str, list[float]]:
+    from stitcher.foreign.seed_search import to_seed_object
+
+    objects = [
+        to_seed_object(o, with_vector=True)
+        for o in client.collections.use(name).iterator(include_vector=True)
+    ]
+    return {o.text.strip(): o.vector or [] for o in objects}
+
+
+@pytest.fixture()
+def adoptable(weaviate_client: Any, corpus: Path, embeddings: Any) -> Iterator[str]:
+    name = "TheirAdoptable"
+    make_seed_collection(weaviate_client, name, corpus, embeddings)
+    yield name
+    for leftover in (name, name + "_StitcherAdopt"):
+        if weaviate_client.collections.exists(leftover):
+            weaviate_client.collections.delete(leftover)
+
+
+def test_adopt_then_ingest_takes_over_and_reuses_vectors(
+    weaviate_client: Any, adoptable: str, corpus: Path
+) -> None:
+    from stitcher.chunking import split
+    from stitcher.embed import document_embedder, resolve_model
+    from stitcher.ids import chunk_hash
+    from stitcher.ingest import ingest
+    from stitcher.loaders import discover, load
+    from stitcher.store.weaviate import WeaviateStore
+
+    before = stored_by_text(weaviate_client, adoptable)
+    report = adopt(weaviate_client, adoptable, root=corpus)
+
+    assert detect_layout(weaviate_client, adoptable) == "stitcher"
+    assert not weaviate_client.collections.exists(adoptable + "_StitcherAdopt")
+    assert report.objects_read == report.objects_written == len(before)
+    assert report.documents == len(CORPUS_FILES)
+    after = stored_by_text(weaviate_client, adoptable)
+    assert after.keys() == before.keys()
+    for text, vector in before.items():
+        assert after[text] == pytest.approx(vector, abs=1e-6)
+
+    store = WeaviateStore(weaviate_client, adoptable)
+    documents = store.documents()
+    assert sorted(documents) == sorted(f"corpus/{name}" for name in CORPUS_FILES)
+    ids = [str(o.uuid) for o in weaviate_client.collections.use(adoptable).iterator()]
+    adopted_hashes = {r.chunk_hash for r in store.fetch(ids)}
+
+    # What a re-ingest must embed: exactly the chunks whose text the adopted ones do not have.
+    expected_new = 0
+    expected_total = 0
+    for src in discover([str(corpus)]).files:
+        for chunk in split(load(src).text, 250, 50):
+            expected_total += 1
+            expected_new += chunk_hash(chunk.text) not in adopted_hashes
+    model = resolve_model(None)
+    embedder = document_embedder(model)
+    summary = ingest(store, [str(corpus)], model_name=model.name, embedder=lambda: embedder)
+    assert summary.failed == {}
+    assert summary.embedded == embedder.embedded == expected_new
+    assert summary.reused_vectors == expected_total - expected_new
+    assert summary.reused_vectors > 0  # headings and code blocks come out the same
+    assert store.count() == expected_total  # the adopted chunks were replaced
+
+
+def test_adopt_refuses_what_it_cannot_adopt(weaviate_client: Any, their_index: str) -> None:
+    with pytest.raises(CollectionMissing):
+        adopt(weaviate_client, "NoSuchCollection")
+    with pytest.raises(UsageError, match="does not lie under --root"):
+        adopt(weaviate_client, their_index, root=Path("/nowhere/else"))
+    assert detect_layout(weaviate_client, their_index) == "seed"  # untouched
+
+
+def test_an_interrupted_adopt_is_finished_without_loss(
+    weaviate_client: Any, adoptable: str, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stitcher.foreign.adopt as adopt_module
+
+    before = stored_by_text(weaviate_client, adoptable)
+
+    def crash(*args: Any, **kwargs: Any) -> None:
+        raise WriteFailed("simulated crash after the original was deleted")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(adopt_module, "_write_and_verify_final", crash)
+        with pytest.raises(WriteFailed):
+            adopt(weaviate_client, adoptable, root=corpus)
+    # The original is gone, the verified copy holds everything.
+    assert not weaviate_client.collections.exists(adoptable)
+    assert stored_by_text(weaviate_client, adoptable + "_StitcherAdopt").keys() == before.keys()
+
+    report = adopt(weaviate_client, adoptable, root=corpus)
+    assert report.resumed
+    after = stored_by_text(weaviate_client, adoptable)
+    assert after.keys() == before.keys()
+    for text, vector in before.items():
+        assert after[text] == pytest.approx(vector, abs=1e-6)
+    assert not weaviate_client.collections.exists(adoptable + "_StitcherAdopt")
+
+
+def test_cli_searches_a_seed_collection_then_adopts_it(
+    weaviate_client: Any, corpus: Path, embeddings: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from stitcher.cli import main
+
+    name = "TheirCliIndex"
+    make_seed_collection(weaviate_client, name, corpus, embeddings)
+    try:
+        assert main(["search", "how do birds navigate", "--collection", name, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["layout"] == "seed" and out["results"] and out["round_trips"] <= 3
+        assert main(["search", "x", "--collection", name, "--where", "lang=en"]) == 2
+        assert "stitcher adopt" in capsys.readouterr().err
+        assert main(["ingest", str(corpus), "--collection", name]) == 1
+        assert "adopt" in capsys.readouterr().err
+
+        assert main(["adopt", "--collection", name, "--root", str(corpus), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["objects_written"] == report["objects_read"] > 0
+        assert main(["search", "how do birds navigate", "--collection", name, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert "layout" not in out and out["round_trips"] <= 2
+        assert all(r["doc_id"].startswith("corpus/") for r in out["results"])
+    finally:
+        weaviate_client.collections.delete(name)
