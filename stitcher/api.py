@@ -280,6 +280,8 @@ class Stitcher:
                 return SearchResult(query or "", [], 0.0, 0, extra)
             where = where.and_(Condition(sql.join, "any", tuple(values)))
         options = replace(options, where=where or None)
+        if self._is_seed_layout():
+            return self._seed_search(query, options, model, latest or doc is not None)
         self.collection_settings()  # a clear error for a missing or foreign collection
         if latest or not (query and query.strip()):
             result = latest_search(self.store, options)
@@ -289,6 +291,68 @@ class Stitcher:
         if extra:
             result = replace(result, extra={**result.extra, **extra})
         return result
+
+    def _is_seed_layout(self) -> bool:
+        """A collection built the seed's way (LangChain, uuid4 ids, a parent_id chain)."""
+        if self._settings is not None:
+            return False
+        if not self.store.exists():
+            raise CollectionMissing(self._missing_message())
+        from stitcher.seed_layout import detect_layout
+
+        return detect_layout(self.client, self.collection) == "seed"
+
+    def _seed_search(
+        self, query: str | None, options: SearchOptions, model: str | None, unsupported: bool
+    ) -> SearchResult:
+        """Stitched search on a seed-layout collection (no offsets: chains and text overlap)."""
+        from stitcher.embed import query_embedder, resolve_model
+        from stitcher.errors import UsageError
+        from stitcher.seed_layout import seed_search
+
+        if options.where or unsupported or not (query and query.strip()):
+            raise UsageError(
+                f"collection {self.collection!r} was built the seed's way (no stitcher metadata): "
+                "it can be searched with a query, without filters, --latest or --doc; "
+                f"`stitcher adopt --collection {self.collection}` converts it"
+            )
+        embedder = query_embedder(resolve_model(model), notice=self._notice)
+        # Their BM25 property is word-tokenized, so the query is sent as the user wrote it.
+        return seed_search(
+            self.client,
+            self.collection,
+            query,
+            embedder.embed_query(query),
+            keyword=query,
+            limit=options.limit,
+            alpha=options.alpha,
+            fusion=options.fusion,
+            max_extend=options.max_extend,
+            stitch=options.stitch,
+        )
+
+    def adopt(
+        self, *, root: str | None = None, model: str | None = None, wait: bool = False
+    ) -> Any:
+        """Rewrite a seed-layout collection in place into stitcher's layout, keeping its vectors.
+
+        Returns an AdoptReport; later `ingest` runs take the collection over and embed only
+        chunks whose text differs from what the seed's splitter stored.
+        """
+        from stitcher.embed import resolve_model
+        from stitcher.seed_layout import adopt
+
+        with self._ingest_lock(wait):
+            report = adopt(
+                self.client,
+                self.collection,
+                root=Path(root) if root else None,
+                model_name=resolve_model(model).name,
+                progress=_NoticeProgress(self._notice),
+            )
+        self._store = None
+        self._settings = None
+        return report
 
     def fields(self) -> list[FieldInfo]:
         """Filterable fields with their kinds and example values (`stitcher fields`)."""
@@ -389,6 +453,14 @@ class Stitcher:
         self.client.collections.delete(self.collection)
         self._settings = None
         return True
+
+
+class _NoticeProgress:
+    def __init__(self, notice: Notice) -> None:
+        self._notice = notice
+
+    def step(self, message: str) -> None:
+        self._notice(message)
 
 
 def as_where(where: Where | Sequence[str] | None) -> Where | None:

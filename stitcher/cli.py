@@ -375,6 +375,32 @@ def stats(
         render.stats_table(_out(), data)
 
 
+@app.command()
+def adopt(
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    root: Annotated[
+        Path | None,
+        typer.Option(help="Folder the seed ingested from: doc ids then match `stitcher ingest`."),
+    ] = None,
+    model: ModelOpt = None,
+    wait: Annotated[
+        bool, typer.Option(help="Wait for a running ingest instead of exiting.")
+    ] = False,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Convert a collection built the seed's way (LangChain, parent_id chain) in place,
+    keeping its vectors, so `stitcher ingest` can take it over."""
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        report = s.adopt(root=str(root) if root else None, model=model, wait=wait)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        typer.echo(report.one_line())
+
+
 # --- collections ----------------------------------------------------------------------------
 
 
