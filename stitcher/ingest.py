@@ -42,7 +42,7 @@ class DocumentEmbedder(Protocol):
 class IngestProgress(Protocol):
     """Callbacks for a progress display; all optional to act on."""
 
-    def planned(self, files: int, to_embed_docs: int) -> None: ...
+    def planned(self, files: int) -> None: ...
 
     def file_done(self, source: str) -> None: ...
 
@@ -51,8 +51,10 @@ class IngestProgress(Protocol):
     def notice(self, message: str) -> None: ...
 
 
-class _SilentProgress:
-    def planned(self, files: int, to_embed_docs: int) -> None:
+class SilentProgress:
+    """Progress that shows nothing (the library default); subclass to show some of it."""
+
+    def planned(self, files: int) -> None:
         pass
 
     def file_done(self, source: str) -> None:
@@ -97,6 +99,8 @@ class IngestSummary:
     chunks_deleted: int = 0
     seconds: float = 0.0
     dry_run: bool = False
+    #: Names in a document's `mentions` that no loaded organization has (kept as text).
+    unresolved_mentions: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -124,6 +128,7 @@ class IngestSummary:
             "seconds": round(self.seconds, 3),
             "dry_run": self.dry_run,
             "errors": {**self.unreadable, **self.failed},
+            "unresolved_mentions": self.unresolved_mentions,
             "documents": {
                 "added": self.added,
                 "updated": self.updated,
@@ -143,6 +148,9 @@ class IngestSummary:
         ]
         if self.unreadable:
             parts.append(f"{len(self.unreadable)} unreadable")
+        if self.unresolved_mentions:
+            count = sum(len(names) for names in self.unresolved_mentions.values())
+            parts.append(f"{count} unresolved mention(s)")
         head = f"{self.collection}: " + ", ".join(parts)
         if verb:
             return head + " (dry run: nothing was written)"
@@ -186,7 +194,7 @@ def ingest(
         raise UsageError(
             "nothing to ingest: give one or more files or directories (or - for stdin)"
         )
-    progress = progress or _SilentProgress()
+    progress = progress or SilentProgress()
     started = time.monotonic()
     summary = IngestSummary(collection=store.name, dry_run=options.dry_run)
 
@@ -203,7 +211,7 @@ def ingest(
         summary.unreadable[_error_subject(error)] = str(error)
     summary.skipped_unsupported = len(found.skipped)
     stored = store.documents() if existing_settings is not None else {}
-    progress.planned(len(found.files), 0)
+    progress.planned(len(found.files))
 
     pending: list[_Pending] = []
     seen: set[str] = set()
@@ -237,12 +245,28 @@ def ingest(
 
     if pending:
         _write_all(store, pending, wanted, existing_settings, embedder, options, summary, progress)
+        _report_unresolved_mentions(store, summary, progress)
 
     for doc_id in vanished:
         summary.chunks_deleted += store.delete_document(doc_id)
         summary.deleted.append(doc_id)
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _report_unresolved_mentions(
+    store: ChunkStore, summary: IngestSummary, progress: IngestProgress
+) -> None:
+    """Stores that link `mentions` to entities (WeaviateStore) say which names matched none."""
+    take = getattr(store, "take_unresolved_mentions", None)
+    if not callable(take):
+        return
+    summary.unresolved_mentions = dict(sorted(take().items()))
+    for doc_id, names in summary.unresolved_mentions.items():
+        progress.notice(
+            f"{doc_id}: no organization named {', '.join(map(repr, names))} (kept as text; "
+            "`stitcher entities load` links it once an organization has that name or alias)"
+        )
 
 
 def _check_settings(store: ChunkStore, wanted: CollectionSettings) -> CollectionSettings | None:

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from stitcher.ingest import SilentProgress
 from stitcher.models import Passage
 from stitcher.search import SearchResult
 
@@ -124,7 +125,7 @@ class IngestDisplay:
     def __exit__(self, *exc: object) -> None:
         self._progress.stop()
 
-    def planned(self, files: int, to_embed_docs: int) -> None:
+    def planned(self, files: int) -> None:
         self._progress.update(self._files, total=files)
 
     def file_done(self, source: str) -> None:
@@ -139,7 +140,7 @@ class IngestDisplay:
         self._console.print(f"[yellow]{message}[/yellow]")
 
 
-class QuietDisplay:
+class QuietDisplay(SilentProgress):
     """No live display (not a terminal, e.g. cron): notices still go to stderr."""
 
     def __init__(self, console: Console) -> None:
@@ -149,15 +150,6 @@ class QuietDisplay:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        pass
-
-    def planned(self, files: int, to_embed_docs: int) -> None:
-        pass
-
-    def file_done(self, source: str) -> None:
-        pass
-
-    def embedded(self, chunks: int) -> None:
         pass
 
     def notice(self, message: str) -> None:
