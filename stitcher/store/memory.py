@@ -315,6 +315,11 @@ class MemoryStore:
         return matches
 
     def _condition(self, condition: Condition) -> Predicate:
+        if "." in condition.field:
+            raise FilterError(
+                f"filter {condition.field!r} follows references to entities, which only the "
+                "Weaviate store holds; the memory store filters on chunk fields only"
+            )
         name, kind = resolve_field(condition.field, self._extras)
         op = condition.op
         if op == "any":

@@ -53,7 +53,18 @@ CORE_PROPERTIES: dict[str, Kind] = {**RECORD_PROPERTIES, **KNOWN_METADATA}
 
 # Refused by the server ("id", "_id", "_additional"), by the client ("vector"), or easily confused
 # with object metadata in query results.
-_RESERVED = {"id", "_id", "_additional", "vector", "vectors", "uuid", "score", "distance"}
+# "mentions_ref" is the reference property to entities (stitcher.graph.paths.MENTIONS_REF).
+_RESERVED = {
+    "id",
+    "_id",
+    "_additional",
+    "vector",
+    "vectors",
+    "uuid",
+    "score",
+    "distance",
+    "mentions_ref",
+}
 _VALID_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
 _MAX_NAME = 200  # the server allows 231 characters; leave room for prefixes and hashes
 

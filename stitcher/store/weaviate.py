@@ -94,7 +94,10 @@ class WeaviateStore:
         self._batch_size = batch_size
         self._retry_delays = tuple(retry_delays)
         self._extras: dict[str, ExtraProperty] | None = None
+        self._references: set[str] = set()
         self._known_to_exist = False
+        self._linker: Any = None  # stitcher.graph.store.MentionLinker, made on first mention
+        self._unresolved: dict[str, dict[str, None]] = {}
 
     @property
     def name(self) -> str:
@@ -120,6 +123,7 @@ class WeaviateStore:
             vector_config=Configure.Vectors.self_provided(),
         )
         self._extras = {}
+        self._references = set()
         self._known_to_exist = True
 
     def settings(self) -> CollectionSettings | None:
@@ -250,6 +254,7 @@ class WeaviateStore:
                 planned[extra.name] = extra
             pending[record.id] = (record, record_to_properties(record, values), list(vector))
         self._add_properties([planned[name] for name in planned if name not in extras])
+        references = self._mention_references([item[0] for item in pending.values()])
 
         errors: dict[str, str] = {}
         for attempt in range(len(self._retry_delays) + 1):
@@ -257,7 +262,7 @@ class WeaviateStore:
                 break
             if attempt:
                 time.sleep(self._retry_delays[attempt - 1])
-            errors = self._send(pending)
+            errors = self._send(pending, references)
             pending = {key: pending[key] for key in errors if key in pending}
         failures.extend(
             WriteFailure(object_id, record.doc_id, errors[object_id])
@@ -362,7 +367,7 @@ class WeaviateStore:
             fusion_type=fusions[fusion],
             query_properties=["text_seg"],
             limit=limit,
-            filters=translate(where, self._load_extras()),
+            filters=translate(where, self._load_extras(), self._references, self._name),
             return_metadata=MetadataQuery(score=True, explain_score=True),
             return_properties=self._return_properties(),
         )
@@ -386,7 +391,7 @@ class WeaviateStore:
 
         self._require()
         first = Filter.by_property("chunk_index").equal(0)
-        condition = translate(where, self._load_extras())
+        condition = translate(where, self._load_extras(), self._references, self._name)
         result = self._collection.query.fetch_objects(
             filters=first if condition is None else first & condition,
             sort=Sort.by_property("date", ascending=False) if newest_first else None,
@@ -416,6 +421,7 @@ class WeaviateStore:
     def _load_extras(self, refresh: bool = False) -> dict[str, ExtraProperty]:
         if self._extras is None or refresh:
             config = self._collection.config.get()
+            self._references = {ref.name for ref in config.references}
             extras = {}
             for prop in config.properties:
                 if prop.name in CORE_PROPERTIES:
@@ -439,8 +445,44 @@ class WeaviateStore:
             assert self._extras is not None
             self._extras[extra.name] = extra
 
+    def take_unresolved_mentions(self) -> dict[str, list[str]]:
+        """Names in `mentions` that no organization has, by doc_id, since the last call.
+
+        The names stay stored in the chunks' `mentions` property either way; `stitcher
+        entities load` links them once an organization with that name or alias is loaded.
+        """
+        found = {doc_id: list(names) for doc_id, names in self._unresolved.items()}
+        self._unresolved = {}
+        return found
+
+    def _mention_references(self, records: Sequence[ChunkRecord]) -> dict[str, list[str]]:
+        """Object ids of the organizations each record's document mentions, by record id."""
+        from stitcher.graph.paths import MENTIONS, MENTIONS_REF
+
+        wanted = [r for r in records if r.metadata.get(MENTIONS)]
+        if not wanted:
+            return {}
+        if self._linker is None:
+            from stitcher.graph.store import MentionLinker
+
+            self._linker = MentionLinker(self._client, self._name)
+            if self._linker.prepare():
+                self._references.add(MENTIONS_REF)
+        references: dict[str, list[str]] = {}
+        for record in wanted:
+            raw = record.metadata[MENTIONS]
+            names = [raw] if isinstance(raw, str) else [str(name) for name in raw]
+            ids, unresolved = self._linker.link(names)
+            if ids:
+                references[record.id] = ids
+            if unresolved:
+                self._unresolved.setdefault(record.doc_id, {}).update(dict.fromkeys(unresolved))
+        return references
+
     def _send(
-        self, pending: dict[str, tuple[ChunkRecord, dict[str, Any], list[float]]]
+        self,
+        pending: dict[str, tuple[ChunkRecord, dict[str, Any], list[float]]],
+        references: dict[str, list[str]] | None = None,
     ) -> dict[str, str]:
         """One pass of batch requests; returns {id: reason} for the objects not stored.
 
@@ -452,13 +494,23 @@ class WeaviateStore:
         from weaviate.classes.data import DataObject
         from weaviate.exceptions import WeaviateInsertManyAllFailedError
 
+        from stitcher.graph.paths import MENTIONS_REF
+
         collection = self._collection
+        references = references or {}
         items = list(pending.items())
         errors: dict[str, str] = {}
         for begin in range(0, len(items), self._batch_size):
             group = items[begin : begin + self._batch_size]
             objects = [
-                DataObject(properties=properties, uuid=object_id, vector=vector)
+                DataObject(
+                    properties=properties,
+                    uuid=object_id,
+                    vector=vector,
+                    references={MENTIONS_REF: references[object_id]}
+                    if object_id in references
+                    else None,
+                )
                 for object_id, (_record, properties, vector) in group
             ]
             try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from stitcher.errors import FilterError
@@ -14,12 +14,20 @@ if TYPE_CHECKING:
     from weaviate.collections.classes.filters import _Filters
 
 
-def translate(where: Where | None, extras: Mapping[str, ExtraProperty]) -> _Filters | None:
+def translate(
+    where: Where | None,
+    extras: Mapping[str, ExtraProperty],
+    references: Collection[str] = (),
+    collection: str = "",
+) -> _Filters | None:
     """The weaviate filter for `where`, or None when it has no conditions.
 
     Args:
         where: Conditions ANDed (`all_of`) plus one OR group (`any_of`).
         extras: The collection's extra properties, to resolve metadata keys to property names.
+        references: The collection's reference properties; dotted fields (`mentions.country`)
+            need `mentions_ref` among them.
+        collection: The collection's name, for messages.
 
     Raises:
         FilterError: A field is unknown, a value does not fit its field, or an op is misused.
@@ -28,16 +36,34 @@ def translate(where: Where | None, extras: Mapping[str, ExtraProperty]) -> _Filt
 
     if not where:
         return None
-    parts = [_condition(condition, extras) for condition in where.all_of]
+    parts = [_condition(condition, extras, references, collection) for condition in where.all_of]
     if where.any_of:
-        alternatives = [_condition(condition, extras) for condition in where.any_of]
+        alternatives = [
+            _condition(condition, extras, references, collection) for condition in where.any_of
+        ]
         parts.append(alternatives[0] if len(alternatives) == 1 else Filter.any_of(alternatives))
     return parts[0] if len(parts) == 1 else Filter.all_of(parts)
 
 
-def _condition(condition: Condition, extras: Mapping[str, ExtraProperty]) -> _Filters:
+def _condition(
+    condition: Condition,
+    extras: Mapping[str, ExtraProperty],
+    references: Collection[str],
+    collection: str,
+) -> _Filters:
     from weaviate.classes.query import Filter
 
+    from stitcher.graph.paths import MENTIONS_REF, is_path, path_filter
+
+    if is_path(condition.field):
+        filter_ = path_filter(condition)  # validates the path first: its errors are clearer
+        if MENTIONS_REF not in references:
+            raise FilterError(
+                f"filter {condition.field!r}: collection {collection or '(this one)'!r} has no "
+                "links to entities yet; run `stitcher entities load FILE` for it, then ingest "
+                "documents whose front matter lists `mentions`"
+            )
+        return filter_
     name, kind = resolve_field(condition.field, extras)
     prop = Filter.by_property(name)
     op = condition.op
