@@ -44,6 +44,8 @@ class IngestProgress(Protocol):
 
     def planned(self, files: int) -> None: ...
 
+    def to_embed(self, chunks: int) -> None: ...
+
     def file_done(self, source: str) -> None: ...
 
     def embedded(self, chunks: int) -> None: ...
@@ -55,6 +57,9 @@ class SilentProgress:
     """Progress that shows nothing (the library default); subclass to show some of it."""
 
     def planned(self, files: int) -> None:
+        pass
+
+    def to_embed(self, chunks: int) -> None:
         pass
 
     def file_done(self, source: str) -> None:
@@ -331,7 +336,9 @@ def _write_all(
             _reuse_vectors(store, item, summary)
 
     embedder: DocumentEmbedder | None = None
-    if any(v is None for item in pending for v in item.vectors):
+    missing = sum(v is None for item in pending for v in item.vectors)
+    progress.to_embed(missing)
+    if missing:
         embedder = make_embedder()
         _check_dimension(store, existing, embedder.dimension)
     if existing is None:

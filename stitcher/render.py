@@ -128,6 +128,9 @@ class IngestDisplay:
     def planned(self, files: int) -> None:
         self._progress.update(self._files, total=files)
 
+    def to_embed(self, chunks: int) -> None:
+        self._progress.update(self._chunks, total=chunks)
+
     def file_done(self, source: str) -> None:
         self._progress.advance(self._files)
 
