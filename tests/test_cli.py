@@ -101,3 +101,20 @@ def test_a_second_ingest_exits_while_the_first_holds_the_lock(
         code = main(["ingest", str(tmp_path), "--collection", "LockTest"])
     err = capsys.readouterr().err
     assert code == 1 and "another ingest" in err and "--wait" in err
+
+
+def test_every_command_is_documented_in_the_readme() -> None:
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+
+    def documented(path: tuple[str, ...]) -> bool:
+        if f"stitcher {' '.join(path)}" in readme:
+            return True
+        # sub-commands are listed as `stitcher server install | start | stop | status`
+        return len(path) == 2 and bool(
+            re.search(rf"stitcher {path[0]} [^\n]*\b{path[1]}\b", readme)
+        )
+
+    assert [p for p in _commands(app) if not documented(p)] == []
