@@ -67,8 +67,11 @@ def server_status(console: Console, status: dict[str, Any]) -> None:
     """`stitcher server status` as a small table."""
     table = Table(show_header=False, box=None)
     for key, value in status.items():
-        if key == "collections" and isinstance(value, dict):
-            value = ", ".join(f"{n} ({c})" for n, c in value.items()) or "none"
+        if key == "collections" and isinstance(value, list):
+            value = ", ".join(f"{c['name']} ({c['objects']} objects)" for c in value) or "none"
+        if key == "gse_dictionary_dir":
+            # stitcher segments Chinese itself; gse_ch only matters to other clients
+            value = value or "missing (the server's gse_ch tokenizer would index nothing)"
         table.add_row(f"[bold]{key}[/bold]", str(value))
     console.print(table)
 
