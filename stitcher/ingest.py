@@ -14,7 +14,7 @@ record table to drift). The order of writes is what makes re-runs and crashes sa
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
@@ -28,6 +28,9 @@ from stitcher.store.base import ChunkStore
 #: Embedding batches per write group. A group is embedded, then uploaded while the next group is
 #: embedded; several batches per group let the embedder sort chunks by length (less padding).
 BATCHES_PER_GROUP = 8
+
+#: Documents with unresolved mentions listed one by one in the notices (all are in --json).
+_UNRESOLVED_SHOWN = 10
 
 
 class DocumentEmbedder(Protocol):
@@ -84,6 +87,9 @@ class IngestOptions:
     tags: tuple[str, ...] = ()
     tags_from_dirs: bool = False
     batch_size: int = 32
+    #: Names each document mentions, by doc id or path (stitcher.graph.read_mentions_file);
+    #: added to the `mentions` of its front matter.
+    mentions: Mapping[str, Sequence[str]] | None = None
 
 
 @dataclass
@@ -228,6 +234,8 @@ def ingest(
             summary.unreadable[src.source] = str(error)
             progress.file_done(src.source)
             continue
+        if options.mentions:
+            doc = _with_mentions(doc, options.mentions)
         chunks = split(doc.text, options.chunk_size, options.chunk_overlap)
         previous = stored.get(doc.doc_id)
         if previous is not None and _is_complete(previous, doc.doc_hash, len(chunks)):
@@ -259,6 +267,21 @@ def ingest(
     return summary
 
 
+def _with_mentions(doc: Document, mapping: Mapping[str, Sequence[str]]) -> Document:
+    """The document with the names `mapping` gives it added to its `mentions`."""
+    from dataclasses import replace
+
+    from stitcher.graph.model import mentions_for
+
+    extra = mentions_for(doc.doc_id, doc.source, mapping)
+    if not extra:
+        return doc
+    own = doc.metadata.get("mentions") or []
+    own = [own] if isinstance(own, str) else list(own)
+    merged = list(dict.fromkeys([*own, *extra]))
+    return replace(doc, metadata={**doc.metadata, "mentions": merged})
+
+
 def _report_unresolved_mentions(
     store: ChunkStore, summary: IngestSummary, progress: IngestProgress
 ) -> None:
@@ -267,10 +290,15 @@ def _report_unresolved_mentions(
     if not callable(take):
         return
     summary.unresolved_mentions = dict(sorted(take().items()))
-    for doc_id, names in summary.unresolved_mentions.items():
+    listed = list(summary.unresolved_mentions.items())
+    for doc_id, names in listed[:_UNRESOLVED_SHOWN]:
+        progress.notice(f"{doc_id}: no organization named {', '.join(map(repr, names))}")
+    if len(listed) > _UNRESOLVED_SHOWN:
+        progress.notice(f"... and {len(listed) - _UNRESOLVED_SHOWN} more documents (see --json)")
+    if listed:
         progress.notice(
-            f"{doc_id}: no organization named {', '.join(map(repr, names))} (kept as text; "
-            "`stitcher entities load` links it once an organization has that name or alias)"
+            "unresolved mentions are kept as text; `stitcher entities load FILE` links them once "
+            "an organization has that name or alias"
         )
 
 

@@ -1,0 +1,140 @@
+"""`stitcher entities load|show`: the organizations and people documents mention.
+
+Registered by stitcher.cli as `app.add_typer(entities_app, name="entities")`. Errors are raised
+as StitcherError and turned into messages and exit codes by `stitcher.cli.main` (an ambiguous or
+unknown name exits 2).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stitcher.config import DEFAULT_COLLECTION
+
+entities_app = typer.Typer(
+    help="Organizations and people (with their links) that documents mention; filters follow "
+    'them: --where mentions.country=France, mentions.board_member.name="Rod Johnson".',
+    no_args_is_help=True,
+)
+
+_UrlOpt = Annotated[
+    str | None,
+    typer.Option("--url", help="Weaviate URL [env: WEAVIATE_URL]. Default: the local server."),
+]
+_KeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key", help="API key for --url [env: WEAVIATE_API_KEY].", show_default=False
+    ),
+]
+_GrpcOpt = Annotated[
+    int | None, typer.Option("--grpc-port", help="gRPC port of --url [env: WEAVIATE_GRPC_PORT].")
+]
+_CollectionOpt = Annotated[
+    str, typer.Option("--collection", "-c", help="Chunk collection the entities belong to.")
+]
+_JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
+_KindOpt = Annotated[
+    str | None,
+    typer.Option("--kind", help="organization or person (default: from the rows or file name)."),
+]
+
+
+@entities_app.command("load")
+def load(
+    files: Annotated[
+        list[Path], typer.Argument(help="JSON Lines or CSV files (organizations, people).")
+    ],
+    kind: _KindOpt = None,
+    collection: _CollectionOpt = DEFAULT_COLLECTION,
+    as_json: _JsonOpt = False,
+    url: _UrlOpt = None,
+    api_key: _KeyOpt = None,
+    grpc_port: _GrpcOpt = None,
+) -> None:
+    """Create or update entities and their links (idempotent), then re-link stored mentions."""
+    from stitcher.api import Stitcher
+    from stitcher.graph.model import read_entities
+    from stitcher.graph.store import EntityStore
+
+    entities = [entity for path in files for entity in read_entities(path, kind)]
+    with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
+        report = EntityStore(s.client, s.collection).load(entities)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        lines = report.lines()
+        typer.echo(lines[0])
+        for line in lines[1:]:
+            typer.echo(line, err=True)
+
+
+@entities_app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(help="Name, alias or part of one.")],
+    kind: _KindOpt = None,
+    collection: _CollectionOpt = DEFAULT_COLLECTION,
+    as_json: _JsonOpt = False,
+    url: _UrlOpt = None,
+    api_key: _KeyOpt = None,
+    grpc_port: _GrpcOpt = None,
+) -> None:
+    """Print one entity, its links in both directions and the documents that mention it."""
+    from stitcher.api import Stitcher
+    from stitcher.graph.store import EntityStore
+
+    with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
+        view = EntityStore(s.client, s.collection).show(name, kind)
+    data = view.to_json()
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False))
+        return
+    typer.echo(f"{data['kind']} {data['name']} [{data['id']}]")
+    if data["aliases"]:
+        typer.echo(f"  aliases: {', '.join(data['aliases'])}")
+    for attribute in ("city", "country", "industry"):
+        if data.get(attribute):
+            typer.echo(f"  {attribute}: {data[attribute]}")
+    for link, targets in data["links"].items():
+        typer.echo(f"  {link}: {', '.join(t['name'] for t in targets)}")
+    if view.mentioned_in is not None:
+        typer.echo(f"  mentioned in {len(view.mentioned_in)} document(s)")
+        for doc_id in view.mentioned_in:
+            typer.echo(f"    {doc_id}")
+
+
+@entities_app.command("list")
+def list_entities(
+    kind: _KindOpt = None,
+    collection: _CollectionOpt = DEFAULT_COLLECTION,
+    as_json: _JsonOpt = False,
+    url: _UrlOpt = None,
+    api_key: _KeyOpt = None,
+    grpc_port: _GrpcOpt = None,
+) -> None:
+    """List the loaded entities: kind, id, name, aliases and place."""
+    from stitcher.api import Stitcher
+    from stitcher.graph.model import KINDS, name_key
+    from stitcher.graph.store import EntityStore
+
+    with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
+        found = EntityStore(s.client, s.collection).entities([kind] if kind else list(KINDS))
+    found.sort(key=lambda e: (e.kind, name_key(e.name), e.id))
+    if as_json:
+        rows = [
+            {"kind": e.kind, "id": e.id, "name": e.name, "aliases": list(e.aliases),
+             **dict(e.attributes)}
+            for e in found
+        ]  # fmt: skip
+        typer.echo(json.dumps(rows, ensure_ascii=False))
+        return
+    for e in found:
+        typer.echo(f"{e.kind}\t{e.id}\t{e.label()}")
+
+
+def _notice(message: str) -> None:
+    typer.echo(message, err=True)

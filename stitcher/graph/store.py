@@ -1,0 +1,521 @@
+"""Entities in Weaviate: one collection per kind next to each chunk collection, references
+between them, and the `mentions_ref` references from chunks to organizations.
+
+Layout of an entity object (collection "<Chunks>_Organization" or "<Chunks>_Person"):
+`entity_id`, `name`, `aliases`, `name_keys` (name_key of name and aliases: what filters and
+mentions match), each attribute twice (`country` as written, `country_key` for matching), the
+declared links as raw ids (`supplier_of_ids`: kept even while the target is not loaded), other
+columns as JSON in `extra`, `entity_hash` (skip unchanged objects on reload), and one reference
+property per link direction (see stitcher.graph.model.references_of).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from stitcher.errors import WriteFailed
+from stitcher.graph.model import (
+    KINDS,
+    MENTIONED_KIND,
+    DanglingLink,
+    Entity,
+    ambiguous_keys,
+    build_graph,
+    content_hash,
+    declared_links,
+    entity_collection,
+    entity_uuid,
+    name_key,
+    references_of,
+)
+from stitcher.graph.paths import (
+    ID_PROPERTY,
+    MENTIONS,
+    MENTIONS_REF,
+    NAME_KEYS_PROPERTY,
+    attribute_key_property,
+)
+from stitcher.graph.resolve import Resolver
+
+if TYPE_CHECKING:
+    import weaviate
+    from weaviate.collections.classes.config import Property
+
+_BATCH = 200
+_HASH_PROPERTY = "entity_hash"
+
+
+@dataclass
+class RelinkReport:
+    """What re-resolving the mentions of stored chunks changed."""
+
+    chunks_checked: int = 0
+    chunks_changed: int = 0
+    unresolved: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class LoadReport:
+    """What `stitcher entities load` did."""
+
+    collection: str
+    read: int = 0
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    dangling: list[DanglingLink] = field(default_factory=list)
+    ambiguous: dict[str, list[str]] = field(default_factory=dict)
+    relink: RelinkReport | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` object."""
+        out: dict[str, Any] = {
+            "collection": self.collection,
+            "read": self.read,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "dangling_links": [
+                {"kind": d.kind, "id": d.id, "link": d.link, "target": d.target}
+                for d in self.dangling
+            ],
+            "ambiguous_names": self.ambiguous,
+        }
+        if self.relink is not None:
+            out["chunks_relinked"] = self.relink.chunks_changed
+            out["unresolved_mentions"] = self.relink.unresolved
+        return out
+
+    def lines(self) -> list[str]:
+        """Human-readable summary, one fact per line."""
+        out = [
+            f"{self.collection}: {self.read} entities read, {len(self.created)} created, "
+            f"{len(self.updated)} updated, {self.unchanged} unchanged"
+        ]
+        for d in self.dangling:
+            out.append(
+                f"warning: {d.kind} {d.id!r} {d.link} {d.target!r}, which is not loaded "
+                "(kept; linked once it is)"
+            )
+        for key, owners in sorted(self.ambiguous.items()):
+            out.append(
+                f"warning: the name {key!r} belongs to {', '.join(owners)}; mentions of it "
+                "resolve to none of them"
+            )
+        if self.relink is not None:
+            out.append(
+                f"mentions re-linked on {self.relink.chunks_changed} of "
+                f"{self.relink.chunks_checked} chunks"
+            )
+            for doc_id, names in sorted(self.relink.unresolved.items()):
+                out.append(f"unresolved mentions in {doc_id}: {', '.join(names)}")
+        return out
+
+
+@dataclass(frozen=True)
+class EntityView:
+    """One entity with the entities it links to (both directions) and where it is mentioned."""
+
+    entity: Entity
+    links: dict[str, list[Entity]]
+    mentioned_in: list[str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` object."""
+        e = self.entity
+        out: dict[str, Any] = {
+            "kind": e.kind,
+            "id": e.id,
+            "name": e.name,
+            "aliases": list(e.aliases),
+            **dict(e.attributes),
+            "links": {
+                name: [{"kind": t.kind, "id": t.id, "name": t.name} for t in targets]
+                for name, targets in self.links.items()
+                if targets
+            },
+        }
+        if e.extra:
+            out["extra"] = dict(e.extra)
+        if self.mentioned_in is not None:
+            out["mentioned_in"] = self.mentioned_in
+        return out
+
+
+class EntityStore:
+    """The entity collections of one chunk collection.
+
+    Args:
+        client: A connected `weaviate.WeaviateClient`.
+        collection: The chunk collection the entities belong to.
+    """
+
+    def __init__(self, client: weaviate.WeaviateClient, collection: str) -> None:
+        from stitcher.ids import canonical_collection_name
+
+        self._client = client
+        self.collection = canonical_collection_name(collection)
+
+    def collection_of(self, kind: str) -> str:
+        """Name of the collection holding entities of `kind`."""
+        return entity_collection(self.collection, kind)
+
+    def exists(self, kind: str = MENTIONED_KIND) -> bool:
+        """Whether entities of `kind` were ever loaded for this chunk collection."""
+        return bool(self._client.collections.exists(self.collection_of(kind)))
+
+    # -- schema --------------------------------------------------------------------------
+
+    def ensure_schema(self) -> None:
+        """Create missing entity collections, then the references between them."""
+        from weaviate.classes.config import Configure, ReferenceProperty
+
+        for kind in KINDS:
+            name = self.collection_of(kind)
+            if not self._client.collections.exists(name):
+                self._client.collections.create(
+                    name,
+                    description=f"stitcher entities ({kind}) of collection {self.collection}",
+                    properties=_entity_properties(kind),
+                    vector_config=Configure.Vectors.self_provided(),
+                )
+        for kind in KINDS:
+            collection = self._client.collections.use(self.collection_of(kind))
+            present = {ref.name for ref in collection.config.get().references}
+            for ref_name, target in references_of(kind).items():
+                if ref_name not in present:
+                    target_name = self.collection_of(target)
+                    collection.config.add_reference(
+                        ReferenceProperty(name=ref_name, target_collection=target_name)
+                    )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def entities(self, kinds: Iterable[str] = tuple(KINDS)) -> list[Entity]:
+        """Every stored entity of `kinds` (walks the collections)."""
+        return [entity for entity, _hash in self._stored(kinds)]
+
+    def _stored(self, kinds: Iterable[str]) -> list[tuple[Entity, str | None]]:
+        found = []
+        for kind in kinds:
+            name = self.collection_of(kind)
+            if not self._client.collections.exists(name):
+                continue
+            for obj in self._client.collections.use(name).iterator(include_vector=False):
+                found.append((_entity_from_properties(kind, obj.properties), _hash_of(obj)))
+        return found
+
+    def resolver(self, kind: str = MENTIONED_KIND) -> Resolver:
+        """Name and alias lookup over the stored entities of `kind`."""
+        return Resolver(self.entities([kind]), kind)
+
+    def find(self, name: str, kind: str | None = None) -> Entity:
+        """The one entity `name` means (forgiving: aliases, parts, small typos).
+
+        Raises:
+            AmbiguousEntity: Several fit (the message lists them).
+            UnknownEntity: None fits.
+        """
+        from stitcher.graph.resolve import AmbiguousEntity, UnknownEntity
+
+        where = f"collection {self.collection!r}"
+        entities = self.entities([kind] if kind else list(KINDS))
+        exact = [e for e in entities if name_key(name) in e.keys]
+        found = exact or [e for each in KINDS for e in Resolver(entities, each).candidates(name)]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            hint = "check the spelling" if entities else "load some with `stitcher entities load`"
+            raise UnknownEntity(f"no entity named {name!r} in {where}; {hint}")
+        raise AmbiguousEntity(
+            f"{name!r} is ambiguous in {where}: it may mean "
+            + "; ".join(f"{e.kind} {e.label()}" for e in found[:10])
+            + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+            + ". Give the full name (or --kind).",
+            [e.name for e in found],
+        )
+
+    def show(self, name: str, kind: str | None = None) -> EntityView:
+        """An entity, its links in both directions, and the documents that mention it."""
+        entity = self.find(name, kind)
+        graph = build_graph(self.entities())
+        links = {
+            ref: [graph.entities[target] for target in targets]
+            for ref, targets in graph.references[(entity.kind, entity.id)].items()
+        }
+        mentioned: list[str] | None = None
+        if entity.kind == MENTIONED_KIND:
+            mentioned = self._mentioning_documents(entity)
+        return EntityView(entity, links, mentioned)
+
+    def _mentioning_documents(self, entity: Entity) -> list[str] | None:
+        from weaviate.classes.query import Filter
+
+        if not self._client.collections.exists(self.collection):
+            return None
+        chunks = self._client.collections.use(self.collection)
+        if MENTIONS_REF not in {ref.name for ref in chunks.config.get().references}:
+            return None
+        result = chunks.query.fetch_objects(
+            filters=Filter.by_ref(MENTIONS_REF)
+            .by_id()
+            .equal(entity_uuid(self.collection, entity.kind, entity.id))
+            & Filter.by_property("chunk_index").equal(0),
+            return_properties=["doc_id"],
+            limit=10_000,
+        )
+        return sorted({str(obj.properties["doc_id"]) for obj in result.objects})
+
+    # -- writing -------------------------------------------------------------------------
+
+    def load(self, entities: Sequence[Entity], *, relink: bool = True) -> LoadReport:
+        """Create or update `entities` and every reference the graph implies.
+
+        Entities already stored and absent from `entities` stay. Objects whose content (own
+        data and references) did not change are not written, so loading the same file twice
+        writes nothing. With `relink`, the mentions of the chunk collection are resolved again
+        against the new names (an alias added or renamed takes effect on stored chunks).
+
+        Raises:
+            WriteFailed: The server refused some objects (the message has its reason).
+        """
+        report = LoadReport(collection=self.collection, read=len(entities))
+        self.ensure_schema()
+        stored = {(e.kind, e.id): (e, h) for e, h in self._stored(KINDS)}
+        merged = {key: entity for key, (entity, _h) in stored.items()}
+        merged.update({(e.kind, e.id): e for e in entities})
+        graph = build_graph(merged.values())
+        report.dangling = list(graph.dangling)
+        report.ambiguous = {
+            key: [e.name for e in owners]
+            for key, owners in ambiguous_keys(merged.values(), MENTIONED_KIND).items()
+        }
+
+        fresh: list[tuple[str, Entity]] = []
+        changed: list[tuple[str, Entity, dict[str, list[str]], str]] = []
+        for key, entity in sorted(merged.items()):
+            refs = graph.references[key]
+            digest = content_hash(entity, refs)
+            previous = stored.get(key)
+            if previous is not None and previous[1] == digest:
+                report.unchanged += 1
+                continue
+            object_refs = {
+                name: [entity_uuid(self.collection, kind, i) for kind, i in targets]
+                for name, targets in refs.items()
+                if targets
+            }
+            changed.append((entity.kind, entity, object_refs, digest))
+            if previous is None:
+                fresh.append((entity.kind, entity))
+                report.created.append(f"{entity.kind}:{entity.id}")
+            else:
+                report.updated.append(f"{entity.kind}:{entity.id}")
+        # References must point at objects that exist: new objects go in bare first.
+        self._write([(kind, entity, {}, None) for kind, entity in fresh])
+        self._write(changed)
+        if relink:
+            report.relink = self.relink()
+        return report
+
+    def _write(self, items: Sequence[tuple[str, Entity, dict[str, list[str]], str | None]]) -> None:
+        from weaviate.classes.data import DataObject
+
+        by_kind: dict[str, list[Any]] = {}
+        for kind, entity, refs, digest in items:
+            properties = _entity_to_properties(entity)
+            if digest is not None:
+                properties[_HASH_PROPERTY] = digest
+            by_kind.setdefault(kind, []).append(
+                DataObject(
+                    properties=properties,
+                    uuid=entity_uuid(self.collection, kind, entity.id),
+                    references=refs or None,
+                )
+            )
+        for kind, objects in by_kind.items():
+            collection = self._client.collections.use(self.collection_of(kind))
+            for begin in range(0, len(objects), _BATCH):
+                result = collection.data.insert_many(objects[begin : begin + _BATCH])
+                if result.errors:
+                    first = next(iter(result.errors.values()))
+                    raise WriteFailed(
+                        f"{len(result.errors)} {kind} entities of {self.collection!r} were not "
+                        f"stored: {first.message}; fix the file and load it again"
+                    )
+
+    # -- mentions --------------------------------------------------------------------------
+
+    def relink(self) -> RelinkReport | None:
+        """Resolve the raw `mentions` of every stored chunk again and fix its references.
+
+        Returns None when the chunk collection does not exist or holds no mentions.
+        """
+        from weaviate.classes.query import QueryReference
+
+        from stitcher.store.schema import property_name
+
+        report = RelinkReport()
+        if not self._client.collections.exists(self.collection):
+            return None
+        chunks = self._client.collections.use(self.collection)
+        raw = property_name(MENTIONS)
+        if raw not in {prop.name for prop in chunks.config.get().properties}:
+            return None
+        linker = MentionLinker(self._client, self.collection)
+        if not linker.prepare():
+            return None
+        for obj in chunks.iterator(
+            return_properties=[raw, "doc_id"],
+            return_references=QueryReference(link_on=MENTIONS_REF, return_properties=[]),
+        ):
+            report.chunks_checked += 1
+            names = _names(obj.properties.get(raw))
+            wanted, unresolved = linker.link(names)
+            if unresolved:
+                doc = report.unresolved.setdefault(str(obj.properties.get("doc_id")), [])
+                doc.extend(n for n in unresolved if n not in doc)
+            reference = (obj.references or {}).get(MENTIONS_REF)
+            current = sorted(str(o.uuid) for o in reference.objects) if reference else []
+            if current != wanted:
+                chunks.data.reference_replace(obj.uuid, MENTIONS_REF, wanted)
+                report.chunks_changed += 1
+        return report
+
+
+class MentionLinker:
+    """Resolves the names a document mentions to organization object ids, for chunk writes.
+
+    Loads the organizations once; `prepare` also adds the `mentions_ref` reference property to
+    the chunk collection when it is missing.
+    """
+
+    def __init__(self, client: weaviate.WeaviateClient, collection: str) -> None:
+        self._entities = EntityStore(client, collection)
+        self._client = client
+        self._resolver: Resolver | None = None
+        self._ready: bool | None = None
+
+    def prepare(self) -> bool:
+        """Whether mentions can be linked (organizations are loaded for this collection)."""
+        from weaviate.classes.config import ReferenceProperty
+
+        if self._ready is None:
+            self._ready = self._entities.exists(MENTIONED_KIND)
+            if self._ready:
+                self._resolver = self._entities.resolver(MENTIONED_KIND)
+                chunks = self._client.collections.use(self._entities.collection)
+                if MENTIONS_REF not in {ref.name for ref in chunks.config.get().references}:
+                    chunks.config.add_reference(
+                        ReferenceProperty(
+                            name=MENTIONS_REF,
+                            target_collection=self._entities.collection_of(MENTIONED_KIND),
+                        )
+                    )
+        return self._ready
+
+    def link(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Sorted object ids of the organizations `names` resolve to, and the names that did
+        not resolve (unknown, or shared by several organizations)."""
+        if not self.prepare() or self._resolver is None:
+            return [], list(dict.fromkeys(names))
+        ids: set[str] = set()
+        unresolved: list[str] = []
+        for name in names:
+            entity = self._resolver.resolve(name)
+            if entity is None:
+                unresolved.append(name)
+            else:
+                ids.add(entity_uuid(self._entities.collection, entity.kind, entity.id))
+        return sorted(ids), list(dict.fromkeys(unresolved))
+
+
+def _names(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(item) for item in value]
+
+
+def _hash_of(obj: Any) -> str | None:
+    value = obj.properties.get(_HASH_PROPERTY)
+    return str(value) if value else None
+
+
+def _entity_to_properties(entity: Entity) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        ID_PROPERTY: entity.id,
+        "name": entity.name,
+        "aliases": list(entity.aliases),
+        NAME_KEYS_PROPERTY: list(entity.keys),
+    }
+    for attribute in KINDS[entity.kind].attributes:
+        value = entity.attributes.get(attribute)
+        if value:
+            properties[attribute] = value
+            properties[attribute_key_property(attribute)] = name_key(value)
+    for link in declared_links(entity.kind):
+        properties[f"{link}_ids"] = list(entity.links.get(link, ()))
+    properties["extra"] = json.dumps(dict(entity.extra), ensure_ascii=False, sort_keys=True)
+    return properties
+
+
+def _entity_from_properties(kind: str, properties: Mapping[str, Any]) -> Entity:
+    attributes = {a: str(properties[a]) for a in KINDS[kind].attributes if properties.get(a)}
+    links = {
+        link: tuple(properties[f"{link}_ids"])
+        for link in declared_links(kind)
+        if properties.get(f"{link}_ids")
+    }
+    try:
+        extra = json.loads(properties.get("extra") or "{}")
+    except ValueError:
+        extra = {}
+    return Entity(
+        kind=kind,
+        id=str(properties[ID_PROPERTY]),
+        name=str(properties["name"]),
+        aliases=tuple(properties.get("aliases") or ()),
+        attributes=attributes,
+        links=links,
+        extra=extra if isinstance(extra, dict) else {},
+    )
+
+
+def _entity_properties(kind: str) -> list[Property]:
+    from weaviate.classes.config import DataType, Property, Tokenization
+
+    def exact(name: str, data_type: DataType = DataType.TEXT) -> Property:
+        return Property(
+            name=name,
+            data_type=data_type,
+            tokenization=Tokenization.FIELD,
+            index_filterable=True,
+            index_searchable=False,
+        )
+
+    properties = [
+        exact(ID_PROPERTY),
+        Property(name="name", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
+        exact("aliases", DataType.TEXT_ARRAY),
+        exact(NAME_KEYS_PROPERTY, DataType.TEXT_ARRAY),
+        exact(_HASH_PROPERTY),
+        Property(
+            name="extra",
+            data_type=DataType.TEXT,
+            index_filterable=False,
+            index_searchable=False,
+        ),
+    ]
+    for attribute in KINDS[kind].attributes:
+        properties.append(
+            Property(name=attribute, data_type=DataType.TEXT, tokenization=Tokenization.WORD)
+        )
+        properties.append(exact(attribute_key_property(attribute)))
+    for link in declared_links(kind):
+        properties.append(exact(f"{link}_ids", DataType.TEXT_ARRAY))
+    return properties
