@@ -247,6 +247,7 @@ class Stitcher:
         latest: bool = False,
         doc: str | None = None,
         sql: SqlJoin | None = None,
+        org: str | None = None,
     ) -> SearchResult:
         """One query with timing and round-trip count (what `stitcher search --json` prints).
 
@@ -257,6 +258,8 @@ class Stitcher:
             latest: newest documents by date instead of a ranked search.
             doc: restrict to the one document this name matches (AmbiguousError lists several).
             sql: restrict to the documents picked by a SQL query (see SqlJoin).
+            org: restrict to chunks mentioning this organization (forgiving name or alias;
+                AmbiguousEntity lists several) — needs entities loaded (`stitcher entities`).
         """
         from dataclasses import replace
 
@@ -269,6 +272,10 @@ class Stitcher:
         extra: dict[str, Any] = {}
         if doc is not None:
             where = where.and_(Condition("doc_id", "eq", self.resolve_document(doc).doc_id))
+        if org is not None:
+            from stitcher.graph import org_condition
+
+            where = where.and_(org_condition(self.client, self.collection, org))
         if sql is not None:
             from stitcher.sql import run_readonly
 
@@ -281,7 +288,7 @@ class Stitcher:
             where = where.and_(Condition(sql.join, "any", tuple(values)))
         options = replace(options, where=where or None)
         if self._is_seed_layout():
-            return self._seed_search(query, options, model, latest or doc is not None)
+            return self._seed_search(query, options, model, latest or doc is not None or bool(org))
         self.collection_settings()  # a clear error for a missing or foreign collection
         if latest or not (query and query.strip()):
             result = latest_search(self.store, options)
@@ -413,6 +420,7 @@ class Stitcher:
         max_extend: int = DEFAULT_MAX_EXTEND,
         doc: str | None = None,
         sql: SqlJoin | None = None,
+        org: str | None = None,
     ) -> list[Passage]:
         """Hybrid search; each hit comes back as whole sentences (see stitcher.search).
 
@@ -428,6 +436,7 @@ class Stitcher:
             max_extend: how many characters stitching may add on each side of a hit.
             doc: only the document this name matches (title, path or doc id).
             sql: only the documents a SQL query picks (SqlJoin).
+            org: only chunks that mention this organization (see `stitcher entities`).
         """
         options = SearchOptions(
             limit=limit,
@@ -437,7 +446,9 @@ class Stitcher:
             max_extend=max_extend,
             where=as_where(where),
         )
-        result = self.search_result(query, options=options, latest=latest, doc=doc, sql=sql)
+        result = self.search_result(
+            query, options=options, latest=latest, doc=doc, sql=sql, org=org
+        )
         return result.passages
 
     def as_retriever(self, **kwargs: Any) -> Any:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stitcher.cli_entities import entities_app
 from stitcher.config import (
     DEFAULT_ALPHA,
     DEFAULT_CHUNK_OVERLAP,
@@ -39,6 +40,7 @@ app = typer.Typer(
 server_app = typer.Typer(help="The local Weaviate server (the default when no --url is given).")
 model_app = typer.Typer(help="Embedding models.")
 app.add_typer(server_app, name="server")
+app.add_typer(entities_app, name="entities")
 app.add_typer(model_app, name="model")
 
 # Shared options: every command that talks to Weaviate takes the same three.
@@ -174,6 +176,10 @@ def ingest(
         list[str] | None,
         typer.Option("--tag", help="Add this tag to every document (repeatable)."),
     ] = None,
+    mentions_from: Annotated[
+        Path | None,
+        typer.Option(help="File mapping documents to the organizations they mention."),
+    ] = None,
     tags_from_dirs: Annotated[
         bool, typer.Option(help="Tag documents with their folder names.")
     ] = False,
@@ -193,6 +199,7 @@ def ingest(
 ) -> None:
     """Load documents (250/50 chunks, deterministic ids, parent_id chain); safe to re-run."""
     from stitcher import render
+    from stitcher.graph import read_mentions_file
     from stitcher.ingest import IngestOptions
 
     options = IngestOptions(
@@ -204,6 +211,7 @@ def ingest(
         tags=tuple(tag or ()),
         tags_from_dirs=tags_from_dirs,
         batch_size=batch_size,
+        mentions=read_mentions_file(mentions_from) if mentions_from else None,
     )
     err = _err()
     display = render.IngestDisplay(err) if err.is_terminal else render.QuietDisplay(err)
@@ -271,6 +279,10 @@ def search(
     doc: Annotated[
         str | None, typer.Option(help="Only this document (fuzzy match on title or path).")
     ] = None,
+    org: Annotated[
+        str | None,
+        typer.Option(help="Only chunks mentioning this organization (fuzzy name or alias)."),
+    ] = None,
     sql: Annotated[
         str | None, typer.Option(help="SQL whose first column selects documents (with --db).")
     ] = None,
@@ -323,12 +335,12 @@ def search(
             for line in lines:
                 if line.strip():
                     result = s.search_result(
-                        line.strip(), options=options, model=model, doc=doc, sql=sql_join
+                        line.strip(), options=options, model=model, doc=doc, sql=sql_join, org=org
                     )
                     typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False))
             return
         result = s.search_result(
-            query, options=options, model=model, latest=latest, doc=doc, sql=sql_join
+            query, options=options, model=model, latest=latest, doc=doc, sql=sql_join, org=org
         )
     if as_json:
         typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False, default=str))

@@ -298,7 +298,7 @@ def as_where(where: Where | Sequence[str] | str | None) -> Where | None:
 # -- agent tool --------------------------------------------------------------------------------
 
 
-Role = Literal["match", "min", "max"]
+Role = Literal["match", "min", "max", "graph"]
 
 
 @dataclass(frozen=True)
@@ -343,19 +343,30 @@ def stitched_search_tool(
         for f in (fields if fields is not None else stitcher.fields())
         if f.name not in HIDDEN_TOOL_FIELDS
     ]
-    schema, arguments = build_args_schema(offered, default_limit=retriever.k)
+    graph = _has_graph(stitcher)
+    schema, arguments = build_args_schema(offered, default_limit=retriever.k, graph=graph)
     tool_name = name or _tool_name(stitcher.collection)
     known_fields = {f.name: f.kind for f in offered}
 
     def run(**given: Any) -> str:
+        from stitcher.graph import AmbiguousEntity
+
         try:
             query = str(given.get("query") or "").strip()
             where = tool_where(given, arguments, known_fields)
+            if graph:
+                where = where.and_(*_graph_conditions(stitcher, given, arguments))
             documents = retriever.search(
                 query,
                 k=int(given.get("limit") or retriever.k),
                 where=where,
                 latest=bool(given.get("latest")) or not query,
+            )
+        except AmbiguousEntity as error:
+            # Seed 000's follow-up question, for the agent to put to the user.
+            return (
+                "Ask a follow up question which of the available organizations did the user "
+                f"mean. Available options: {', '.join(error.candidates)}"
             )
         except StitcherError as error:
             raise ToolException(f"Error: {error}") from None
@@ -375,8 +386,30 @@ def stitched_search_tool(
     )
 
 
+def _has_graph(stitcher: Stitcher) -> bool:
+    """Whether organizations are loaded for this collection (`stitcher entities load`)."""
+    from stitcher.graph import entity_collection
+
+    organizations = entity_collection(stitcher.collection, "organization")
+    return bool(stitcher.client.collections.exists(organizations))
+
+
+def _graph_conditions(
+    stitcher: Stitcher, given: Mapping[str, Any], arguments: Mapping[str, ToolArgument]
+) -> tuple[Condition, ...]:
+    """Seed 000's NewsInput arguments (organization, country, sentiment) as conditions."""
+    from stitcher.graph import news_conditions
+
+    values = {
+        spec.field: given.get(argument)
+        for argument, spec in arguments.items()
+        if spec.role == "graph" and given.get(argument)
+    }
+    return news_conditions(stitcher.client, stitcher.collection, **values)
+
+
 def build_args_schema(
-    fields: Sequence[Any], *, default_limit: int = 5
+    fields: Sequence[Any], *, default_limit: int = 5, graph: bool = False
 ) -> tuple[type[BaseModel], dict[str, ToolArgument]]:
     """The tool's pydantic argument model, and how each filter argument maps to its field.
 
@@ -384,6 +417,8 @@ def build_args_schema(
         fields: objects with `name`, `kind` ("text", "word", "text[]", "int", "number", "date",
             "bool", "uuid") and `examples`.
         default_limit: the default of `limit`.
+        graph: also offer seed 000's `organization`, `country` and `sentiment` arguments,
+            which filter through the organizations each passage mentions.
     """
     definitions: dict[str, Any] = {
         "query": (
@@ -437,6 +472,13 @@ def build_args_schema(
             )
             arguments[base] = ToolArgument(field.name, field.kind, "match")
             taken.add(base)
+    if graph:
+        for key, description in GRAPH_ARGUMENTS.items():
+            argument = _argument_name(key, taken)
+            kind: Any = Literal["positive", "negative"] if key == "sentiment" else str
+            definitions[argument] = (kind | None, Field(default=None, description=description))
+            arguments[argument] = ToolArgument(key, "text", "graph")
+            taken.add(argument)
     names = ", ".join(f"{f.name} ({f.kind})" for f in fields)
     definitions["filters"] = (
         list[str] | None,
@@ -512,6 +554,20 @@ def _argument_name(field: str, taken: set[str]) -> str:
     return name
 
 
+#: Seed 000's NewsInput, mapped to reference filters (stitcher.graph.news_conditions).
+GRAPH_ARGUMENTS = {
+    "organization": (
+        "Only passages that mention this organization (name or alias, e.g. a Chinese name). "
+        "If it fits several organizations the tool asks which one was meant."
+    ),
+    "country": (
+        "Only passages that mention an organization based in this country (full English "
+        "name, e.g. France)."
+    ),
+    "sentiment": "Only clearly positive (> 0.5) or negative (< -0.5) documents.",
+}
+
+
 def tool_where(
     given: Mapping[str, Any], arguments: Mapping[str, ToolArgument], known_fields: Mapping[str, str]
 ) -> Where:
@@ -521,8 +577,8 @@ def tool_where(
     conditions: list[Condition] = []
     for argument, value in given.items():
         spec = arguments.get(argument)
-        if spec is None or value is None:
-            continue
+        if spec is None or value is None or spec.role == "graph":
+            continue  # graph arguments become reference filters in _graph_conditions
         if spec.role == "match":
             if isinstance(value, list):
                 values = tuple(str(v) for v in value if str(v).strip())
