@@ -14,7 +14,7 @@ record table to drift). The order of writes is what makes re-runs and crashes sa
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
@@ -47,8 +47,6 @@ class IngestProgress(Protocol):
 
     def planned(self, files: int) -> None: ...
 
-    def to_embed(self, chunks: int) -> None: ...
-
     def file_done(self, source: str) -> None: ...
 
     def embedded(self, chunks: int) -> None: ...
@@ -60,9 +58,6 @@ class SilentProgress:
     """Progress that shows nothing (the library default); subclass to show some of it."""
 
     def planned(self, files: int) -> None:
-        pass
-
-    def to_embed(self, chunks: int) -> None:
         pass
 
     def file_done(self, source: str) -> None:
@@ -224,42 +219,48 @@ def ingest(
     stored = store.documents() if existing_settings is not None else {}
     progress.planned(len(found.files))
 
-    pending: list[_Pending] = []
-    seen: set[str] = set()
-    for src in found.files:
-        seen.add(src.doc_id)
-        try:
-            doc = load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
-        except StitcherError as error:
-            summary.unreadable[src.source] = str(error)
-            progress.file_done(src.source)
-            continue
-        if options.mentions:
-            doc = _with_mentions(doc, options.mentions)
-        chunks = split(doc.text, options.chunk_size, options.chunk_overlap)
-        previous = stored.get(doc.doc_id)
-        if previous is not None and _is_complete(previous, doc.doc_hash, len(chunks)):
-            summary.unchanged.append(doc.doc_id)
-            progress.file_done(src.source)
-            continue
-        (summary.updated if previous is not None else summary.added).append(doc.doc_id)
-        records = build_records(store.name, doc, chunks)
-        pending.append(_Pending(doc, records, [None] * len(records), stale=previous is not None))
-
+    seen = {src.doc_id for src in found.files}
     vanished = _vanished(stored, seen, found.covers) if options.prune else []
     if options.prune and found.errors:
         progress.notice("not pruning: some inputs could not be listed (see the errors above)")
         vanished = []
+
+    pipeline = None
+    if not options.dry_run:
+        pipeline = _Pipeline(store, wanted, existing_settings, embedder, options, summary, progress)
+    try:
+        for src in found.files:
+            try:
+                doc = load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
+            except StitcherError as error:
+                summary.unreadable[src.source] = str(error)
+                progress.file_done(src.source)
+                continue
+            if options.mentions:
+                doc = _with_mentions(doc, options.mentions)
+            chunks = split(doc.text, options.chunk_size, options.chunk_overlap)
+            previous = stored.get(doc.doc_id)
+            if previous is not None and _is_complete(previous, doc.doc_hash, len(chunks)):
+                summary.unchanged.append(doc.doc_id)
+                progress.file_done(src.source)
+                continue
+            (summary.updated if previous is not None else summary.added).append(doc.doc_id)
+            if pipeline is None:  # dry run: decided, nothing to write
+                progress.file_done(src.source)
+                continue
+            records = build_records(store.name, doc, chunks)
+            pipeline.add(_Pending(doc, records, [None] * len(records), previous is not None))
+    finally:
+        if pipeline is not None:
+            pipeline.close()
 
     if options.dry_run:
         summary.deleted = vanished
         summary.seconds = time.monotonic() - started
         return summary
 
-    if pending:
-        _write_all(store, pending, wanted, existing_settings, embedder, options, summary, progress)
+    if summary.added or summary.updated or summary.failed:
         _report_unresolved_mentions(store, summary, progress)
-
     for doc_id in vanished:
         summary.chunks_deleted += store.delete_document(doc_id)
         summary.deleted.append(doc_id)
@@ -348,69 +349,119 @@ def _error_subject(error: Exception) -> str:
     return text.split(": ", 1)[0] if ": " in text else text
 
 
-def _write_all(
-    store: ChunkStore,
-    pending: list[_Pending],
-    wanted: CollectionSettings,
-    existing: CollectionSettings | None,
-    make_embedder: Callable[[], DocumentEmbedder],
-    options: IngestOptions,
-    summary: IngestSummary,
-    progress: IngestProgress,
-) -> None:
-    """Embed what has no vector yet, write everything, then delete stale versions of clean docs."""
-    for item in pending:
-        if item.stale:
-            _reuse_vectors(store, item, summary)
+class _Pipeline:
+    """Embeds and writes documents as they arrive, a group at a time.
 
-    embedder: DocumentEmbedder | None = None
-    missing = sum(v is None for item in pending for v in item.vectors)
-    progress.to_embed(missing)
-    if missing:
-        embedder = make_embedder()
-        _check_dimension(store, existing, embedder.dimension)
-    if existing is None:
-        dimension = embedder.dimension if embedder is not None else 0
-        store.create(
-            CollectionSettings(
-                model=wanted.model,
-                dimension=dimension,
-                chunk_size=wanted.chunk_size,
-                chunk_overlap=wanted.chunk_overlap,
+    Memory stays bounded by the group size however large the corpus, embedding a group
+    overlaps the upload of the one before, and a document's old version is deleted as soon as
+    its new version is confirmed — so a run killed half way has finished whole documents. Every
+    store mutation (write, then delete) runs on one writer thread: the Weaviate batch writer is
+    not thread-safe, and deletes must follow their writes anyway.
+    """
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        wanted: CollectionSettings,
+        existing: CollectionSettings | None,
+        make_embedder: Callable[[], DocumentEmbedder],
+        options: IngestOptions,
+        summary: IngestSummary,
+        progress: IngestProgress,
+    ) -> None:
+        self._store = store
+        self._wanted = wanted
+        self._existing = existing
+        self._make_embedder = make_embedder
+        self._embedder: DocumentEmbedder | None = None
+        self._chunks_per_group = options.batch_size * BATCHES_PER_GROUP
+        self._summary = summary
+        self._progress = progress
+        self._group: list[_Pending] = []
+        self._group_chunks = 0
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stitcher-writer")
+        self._in_flight: tuple[Future[_GroupResult], list[_Pending]] | None = None
+
+    def add(self, item: _Pending) -> None:
+        """Queue one document; a full group is embedded and handed to the writer."""
+        self._group.append(item)
+        self._group_chunks += len(item.records)
+        if self._group_chunks >= self._chunks_per_group:
+            self._flush()
+
+    def close(self) -> None:
+        """Write what is queued and wait for the writer."""
+        try:
+            self._flush()
+            self._settle()
+        finally:
+            self._writer.shutdown(wait=True)
+
+    def _flush(self) -> None:
+        group, self._group, self._group_chunks = self._group, [], 0
+        if not group:
+            return
+        for item in group:
+            if item.stale:
+                _reuse_vectors(self._store, item, self._summary)
+        if self._embedder is None and any(v is None for item in group for v in item.vectors):
+            self._embedder = self._make_embedder()
+            _check_dimension(self._store, self._existing, self._embedder.dimension)
+        if self._existing is None:
+            self._existing = CollectionSettings(
+                model=self._wanted.model,
+                dimension=self._embedder.dimension if self._embedder is not None else 0,
+                chunk_size=self._wanted.chunk_size,
+                chunk_overlap=self._wanted.chunk_overlap,
             )
-        )
+            self._store.create(self._existing)
+        if self._embedder is not None:
+            _embed_group(self._embedder, group, self._summary, self._progress)
+        self._settle()
+        self._in_flight = (self._writer.submit(_write_group, self._store, group), group)
 
-    failures: dict[str, list[WriteFailure]] = {}
-    # One writer thread: uploading a group overlaps embedding the next one, and the batch client
-    # is not thread-safe, so never more than one.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stitcher-writer") as writer:
-        in_flight: Future[list[WriteFailure]] | None = None
-        for group in _groups(pending, options.batch_size * BATCHES_PER_GROUP):
-            if embedder is not None:
-                _embed_group(embedder, group, summary, progress)
-            records = [r for item in group for r in item.records]
-            vectors = [v for item in group for v in item.vectors]
-            if in_flight is not None:
-                _collect(in_flight.result(), failures)
-            in_flight = writer.submit(store.write, records, vectors)  # type: ignore[arg-type]
-            summary.chunks_written += len(records)
-        if in_flight is not None:
-            _collect(in_flight.result(), failures)
+    def _settle(self) -> None:
+        """Account for the group the writer last took."""
+        if self._in_flight is None:
+            return
+        future, group = self._in_flight
+        self._in_flight = None
+        result = future.result()
+        self._summary.chunks_written += result.written
+        self._summary.chunks_deleted += result.deleted
+        for item in group:
+            doc_id = item.doc.doc_id
+            bad = result.failures.get(doc_id)
+            if bad:
+                self._summary.failed[doc_id] = f"{len(bad)} chunk(s) not written: {bad[0].reason}"
+                for bucket in (self._summary.added, self._summary.updated):
+                    if doc_id in bucket:
+                        bucket.remove(doc_id)
+            self._progress.file_done(item.doc.source)
 
-    for item in pending:
-        doc_id = item.doc.doc_id
-        bad = failures.get(doc_id)
-        if bad:
-            summary.failed[doc_id] = f"{len(bad)} chunk(s) not written: {bad[0].reason}"
-            summary.chunks_written -= len(bad)
-            continue
-        # Only now that the whole new version is stored may the old one go.
-        summary.chunks_deleted += store.delete_document(doc_id, keep_doc_hash=item.doc.doc_hash)
-        progress.file_done(item.doc.source)
-    for doc_id in summary.failed:
-        for bucket in (summary.added, summary.updated):
-            if doc_id in bucket:
-                bucket.remove(doc_id)
+
+@dataclass
+class _GroupResult:
+    written: int = 0
+    deleted: int = 0
+    failures: dict[str, list[WriteFailure]] = field(default_factory=dict)
+
+
+def _write_group(store: ChunkStore, group: list[_Pending]) -> _GroupResult:
+    """Write a group, then delete the old versions of the documents stored without failure."""
+    records = [r for item in group for r in item.records]
+    vectors = [v for item in group for v in item.vectors]
+    result = _GroupResult()
+    for failure in store.write(records, vectors):  # type: ignore[arg-type]
+        result.failures.setdefault(failure.doc_id, []).append(failure)
+    result.written = len(records) - sum(len(f) for f in result.failures.values())
+    for item in group:
+        if item.doc.doc_id not in result.failures:
+            # Only now that the whole new version is stored may the old one go.
+            result.deleted += store.delete_document(
+                item.doc.doc_id, keep_doc_hash=item.doc.doc_hash
+            )
+    return result
 
 
 def _check_dimension(
@@ -434,20 +485,6 @@ def _reuse_vectors(store: ChunkStore, item: _Pending, summary: IngestSummary) ->
             summary.reused_vectors += 1
 
 
-def _groups(pending: list[_Pending], chunks_per_group: int) -> Iterable[list[_Pending]]:
-    """Whole documents per group, about `chunks_per_group` chunks each."""
-    group: list[_Pending] = []
-    size = 0
-    for item in pending:
-        group.append(item)
-        size += len(item.records)
-        if size >= chunks_per_group:
-            yield group
-            group, size = [], 0
-    if group:
-        yield group
-
-
 def _embed_group(
     embedder: DocumentEmbedder,
     group: list[_Pending],
@@ -463,8 +500,3 @@ def _embed_group(
         item.vectors[i] = vector
     summary.embedded += len(missing)
     progress.embedded(len(missing))
-
-
-def _collect(result: list[WriteFailure], failures: dict[str, list[WriteFailure]]) -> None:
-    for failure in result:
-        failures.setdefault(failure.doc_id, []).append(failure)

@@ -103,22 +103,23 @@ def stats_table(console: Console, stats: dict[str, Any]) -> None:
 
 
 class IngestDisplay:
-    """Live progress on a terminal: files, chunks embedded, embeddings per second."""
+    """Live progress on a terminal: files done, chunks embedded, embeddings per second."""
 
     def __init__(self, console: Console) -> None:
         self._console = console
         self._progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description:<9}"),
             BarColumn(),
-            TextColumn("{task.completed}/{task.total}"),
-            TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[count]}"),
             TimeElapsedColumn(),
             console=console,
             transient=True,
         )
-        self._files = self._progress.add_task("files", total=None, rate="")
-        self._chunks = self._progress.add_task("embedded", total=None, rate="")
+        self._files = self._progress.add_task("files", total=None, count="")
+        self._chunks = self._progress.add_task("embedded", total=None, count="0 chunks")
         self._started = time.monotonic()
+        self._files_total = 0
+        self._files_done = 0
         self._embedded = 0
 
     def __enter__(self) -> IngestDisplay:
@@ -129,18 +130,19 @@ class IngestDisplay:
         self._progress.stop()
 
     def planned(self, files: int) -> None:
-        self._progress.update(self._files, total=files)
-
-    def to_embed(self, chunks: int) -> None:
-        self._progress.update(self._chunks, total=chunks)
+        self._files_total = files
+        self._progress.update(self._files, total=files, count=f"0/{files}")
 
     def file_done(self, source: str) -> None:
-        self._progress.advance(self._files)
+        self._files_done += 1
+        self._progress.update(
+            self._files, completed=self._files_done, count=f"{self._files_done}/{self._files_total}"
+        )
 
     def embedded(self, chunks: int) -> None:
         self._embedded += chunks
         rate = self._embedded / max(time.monotonic() - self._started, 1e-6)
-        self._progress.update(self._chunks, completed=self._embedded, rate=f"{rate:.1f} chunks/s")
+        self._progress.update(self._chunks, count=f"{self._embedded} chunks, {rate:.1f}/s")
 
     def notice(self, message: str) -> None:
         self._console.print(f"[yellow]{message}[/yellow]")
