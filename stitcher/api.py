@@ -143,13 +143,11 @@ class Stitcher:
         from stitcher.ingest import ingest
 
         model_ref = resolve_model(model)
-        loaded: list[Any] = []
 
         def make_embedder() -> Any:
             from stitcher.embed import document_embedder, export_onnx, onnx_export_dir
 
             embedder = document_embedder(model_ref, (options or IngestOptions()).batch_size)
-            loaded.append(embedder)
             if onnx_export_dir(model_ref) is None:
                 # torch is loaded now anyway: this is the cheap moment to prepare the fast
                 # query path that `stitcher search` uses.
@@ -199,18 +197,34 @@ class Stitcher:
 
     def collection_settings(self) -> CollectionSettings:
         """The settings recorded on the collection (read once per instance)."""
-        if self._settings is None:
-            store = self.store
-            if not store.exists():
-                raise CollectionMissing(self._missing_message())
-            settings = store.settings()
-            if settings is None:
-                raise SettingsMismatch(
-                    f"collection {self.collection!r} has no stitcher settings on it; "
-                    "it was not created by `stitcher ingest`"
-                )
-            self._settings = settings
+        if self._layout() == "seed":
+            raise SettingsMismatch(
+                f"collection {self.collection!r} was built the seed's way (LangChain, parent_id "
+                f"chain), not by stitcher: `stitcher adopt --collection {self.collection}` "
+                "converts it"
+            )
+        assert self._settings is not None
         return self._settings
+
+    def _layout(self) -> str:
+        """ "stitcher", or "seed" for a collection built the seed's way; errors otherwise."""
+        if self._settings is not None:
+            return "stitcher"
+        store = self.store
+        if not store.exists():
+            raise CollectionMissing(self._missing_message())
+        settings = store.settings()
+        if settings is not None:
+            self._settings = settings
+            return "stitcher"
+        from stitcher.seed_layout import detect_layout
+
+        if detect_layout(self.client, self.collection) == "seed":
+            return "seed"
+        raise SettingsMismatch(
+            f"collection {self.collection!r} has no stitcher settings on it and no parent_id "
+            "chain: it was not created by `stitcher ingest` or the seed's LangChain loader"
+        )
 
     def _missing_message(self) -> str:
         names = sorted(self.client.collections.list_all(simple=True))
@@ -268,6 +282,7 @@ class Stitcher:
 
         options = options or SearchOptions()
         options.validate()
+        layout = self._layout()  # a missing or foreign collection fails here, clearly
         where = options.where or Where()
         extra: dict[str, Any] = {}
         if doc is not None:
@@ -287,9 +302,8 @@ class Stitcher:
                 return SearchResult(query or "", [], 0.0, 0, extra)
             where = where.and_(Condition(sql.join, "any", tuple(values)))
         options = replace(options, where=where or None)
-        if self._is_seed_layout():
+        if layout == "seed":
             return self._seed_search(query, options, model, latest or doc is not None or bool(org))
-        self.collection_settings()  # a clear error for a missing or foreign collection
         if latest or not (query and query.strip()):
             result = latest_search(self.store, options)
         else:
@@ -298,16 +312,6 @@ class Stitcher:
         if extra:
             result = replace(result, extra={**result.extra, **extra})
         return result
-
-    def _is_seed_layout(self) -> bool:
-        """A collection built the seed's way (LangChain, uuid4 ids, a parent_id chain)."""
-        if self._settings is not None:
-            return False
-        if not self.store.exists():
-            raise CollectionMissing(self._missing_message())
-        from stitcher.seed_layout import detect_layout
-
-        return detect_layout(self.client, self.collection) == "seed"
 
     def _seed_search(
         self, query: str | None, options: SearchOptions, model: str | None, unsupported: bool
