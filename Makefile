@@ -14,7 +14,7 @@ export TRANSFORMERS_OFFLINE := 1
 $(BIN)/.installed: pyproject.toml
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 	$(UV) venv --quiet --allow-existing $(VENV)
-	$(UV) pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	@touch $@
 
 setup: $(BIN)/.installed server
