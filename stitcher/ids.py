@@ -81,6 +81,22 @@ def page_of(offset: int, page_starts: Sequence[int]) -> int:
     return max(1, bisect.bisect_right(page_starts, offset))
 
 
+def sentence_edges(text: str, start: int, end: int) -> tuple[bool, bool]:
+    """Whether `text[start:end]`, whitespace aside, begins and ends on sentence boundaries."""
+    from stitcher.sentences import is_sentence_end, is_sentence_start, next_non_space
+
+    first = next_non_space(text, start, end)
+    last = end
+    while last > first and text[last - 1].isspace():
+        last -= 1
+    if first >= last:
+        return False, False
+    return (
+        is_sentence_start(text, first, at_doc_start=True),
+        is_sentence_end(text, last, at_doc_start=True, at_doc_end=True),
+    )
+
+
 def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> list[ChunkRecord]:
     """The records to store for one document: deterministic ids, chained by `parent_id`.
 
@@ -108,6 +124,7 @@ def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> li
     for index, chunk in enumerate(chunks):
         record_id = chunk_uuid(canonical, doc.doc_id, doc_hash, index)
         metadata: dict[str, Any] = dict(base_metadata)
+        starts, ends = sentence_edges(doc.text, chunk.start, chunk.end)
         if page_starts:
             metadata["page"] = page_of(chunk.start, page_starts)
         records.append(
@@ -122,6 +139,8 @@ def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> li
                 source=doc.source,
                 chunk_hash=chunk_hash(chunk.text),
                 doc_length=len(doc.text),
+                starts_sentence=starts,
+                ends_sentence=ends,
                 parent_id=parent_id,
                 metadata=metadata,
             )

@@ -49,6 +49,9 @@ class ChunkRecord:
 
     `doc_length` is the length of the whole document text, so `end == doc_length` marks its last
     chunk. `metadata` holds the document's metadata (title, date, tags, lang, page, ...).
+    `starts_sentence` / `ends_sentence` say whether the chunk's text (whitespace aside) already
+    begins / ends on a sentence boundary of the whole document — decided at ingest, where the
+    whole text is at hand, so search can skip stitching on that side (None: not known).
     """
 
     id: str
@@ -63,6 +66,8 @@ class ChunkRecord:
     doc_length: int = 0
     parent_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    starts_sentence: bool | None = None
+    ends_sentence: bool | None = None
 
 
 @dataclass(frozen=True)

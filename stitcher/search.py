@@ -133,8 +133,8 @@ def search(
     )
     round_trips = 1
     if options.stitch and hits:
-        passages = stitch_hits(store, hits, options.limit, options.max_extend)
-        round_trips += 1
+        passages, more = stitch_hits(store, hits, options.limit, options.max_extend)
+        round_trips += more
     else:
         passages = [raw_passage(hit) for hit in hits[: options.limit]]
     took = (time.perf_counter() - started) * 1000
@@ -152,8 +152,8 @@ def latest(store: ChunkStore, options: SearchOptions = SearchOptions()) -> Searc
     hits = [Hit(record, 0.0) for record in heads]
     round_trips = 1
     if options.stitch and hits:
-        passages = stitch_hits(store, hits, options.limit, options.max_extend)
-        round_trips += 1
+        passages, more = stitch_hits(store, hits, options.limit, options.max_extend)
+        round_trips += more
     else:
         passages = [raw_passage(hit) for hit in hits]
     took = (time.perf_counter() - started) * 1000
@@ -181,14 +181,22 @@ def raw_passage(hit: Hit) -> Passage:
 
 def stitch_hits(
     store: ChunkStore, hits: Sequence[Hit], limit: int, max_extend: int
-) -> list[Passage]:
-    """Fetch every hit's neighbourhood in one request, stitch, merge, keep the best `limit`."""
-    from stitcher.stitch import Scored, merge, stitch, window
+) -> tuple[list[Passage], int]:
+    """Fetch the neighbourhood of every hit that needs it in one request, stitch, merge, keep
+    the best `limit`. Returns the passages and the requests made (0 or 1): hits that ingest
+    marked as whole sentences need no request at all."""
+    from stitcher.stitch import Scored, merge, needed_window, stitch
 
-    requests = _span_requests(hits, max_extend, window)
+    windows: dict[str, tuple[int, int]] = {}
+    for hit in hits:
+        needed = needed_window(hit.record, max_extend, carry_headings=True)
+        if needed is not None:
+            windows[hit.record.id] = needed
     by_version: dict[tuple[str, str], list[ChunkRecord]] = defaultdict(list)
-    for record in store.fetch_spans(requests):
-        by_version[(record.doc_id, record.doc_hash)].append(record)
+    if windows:
+        requests = _span_requests(hits, windows)
+        for record in store.fetch_spans(requests):
+            by_version[(record.doc_id, record.doc_hash)].append(record)
 
     scored = []
     for hit in hits:
@@ -218,18 +226,17 @@ def stitch_hits(
         )
         if len(passages) == limit:
             break
-    return passages
+    return passages, int(bool(windows))
 
 
-def _span_requests(
-    hits: Sequence[Hit], max_extend: int, window: Callable[[ChunkRecord, int], tuple[int, int]]
-) -> list[SpanRequest]:
+def _span_requests(hits: Sequence[Hit], windows: dict[str, tuple[int, int]]) -> list[SpanRequest]:
     """One character range per document version: overlapping windows are fused to keep the
     filter small."""
     ranges: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     for hit in hits:
         r = hit.record
-        ranges[(r.doc_id, r.doc_hash)].append(window(r, max_extend))
+        if r.id in windows:
+            ranges[(r.doc_id, r.doc_hash)].append(windows[r.id])
     requests = []
     for (doc_id, doc_hash), spans in ranges.items():
         spans.sort()

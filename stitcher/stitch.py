@@ -94,6 +94,19 @@ class Merged(Generic[P]):
     scores: tuple[float, ...]
 
 
+def needed_window(
+    hit: ChunkRecord, max_extend: int, *, carry_headings: bool = False
+) -> tuple[int, int] | None:
+    """The characters `stitch` may need around `hit`, or None when it needs none: sides that
+    ingest already marked as sentence boundaries are not widened."""
+    back = not hit.starts_sentence
+    forward = not hit.ends_sentence or (carry_headings and _is_heading(hit.text.strip()))
+    if not (back or forward):
+        return None
+    lo, hi = window(hit, max_extend)
+    return (lo if back else hit.start, hi if forward else hit.end)
+
+
 def window(hit: ChunkRecord, max_extend: int) -> tuple[int, int]:
     """The character range ``[lo, hi)`` whose chunks `stitch` may need for `hit`.
 
@@ -249,16 +262,21 @@ def stitch(
         lo = max(hit.start - max_extend, base) - base
         hi = min(hit.end + max_extend, base + len(text)) - base
 
-        found_start = sentence_start_at_or_before(text, first, lo, at_doc_start=at_doc_start)
+        # Flags decided at ingest on the whole document spare the search on that side.
+        found_start: int | None = first
+        if not hit.starts_sentence:
+            found_start = sentence_start_at_or_before(text, first, lo, at_doc_start=at_doc_start)
         truncated_start = found_start is None
         if found_start is None:
             weak = weak_start_at_or_after(text, lo, first)
             found_start = lo if weak is None else weak
         start = min(next_non_space(text, found_start), first)
 
-        found_end = sentence_end_at_or_after(
-            text, last, hi, at_doc_start=at_doc_start, at_doc_end=at_doc_end
-        )
+        found_end: int | None = last
+        if not hit.ends_sentence:
+            found_end = sentence_end_at_or_after(
+                text, last, hi, at_doc_start=at_doc_start, at_doc_end=at_doc_end
+            )
         truncated_end = found_end is None
         if found_end is None:
             weak = weak_end_at_or_before(text, last, hi)

@@ -160,3 +160,53 @@ def test_two_character_chinese_word_is_found(loaded: Any) -> None:
     store, embedder, _ = loaded
     result = search(store, "修剪", embedder.embed_query, SearchOptions(limit=3, alpha=0.0))
     assert result.passages and "修剪" in result.passages[0].text
+
+
+@pytest.mark.parametrize(
+    "name", ["zh_tea_cultivation.txt", "en_bird_migration.txt", "en_fieldnote_sync_manual.md"]
+)
+def test_ingest_time_sentence_flags_change_no_passage(name: str) -> None:
+    """Flags let search skip fetching neighbours; the passages must be exactly the same."""
+    from dataclasses import replace
+
+    from stitcher.chunking import split
+    from stitcher.ids import build_records
+    from stitcher.loaders import discover, load
+    from stitcher.stitch import needed_window, stitch
+
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    doc = load(discover([str(samples / name)]).files[0])
+    records = build_records("T", doc, split(doc.text))
+    assert any(r.starts_sentence and r.ends_sentence for r in records)
+    assert not all(r.starts_sentence and r.ends_sentence for r in records)
+    for hit in records:
+        unflagged = replace(hit, starts_sentence=None, ends_sentence=None)
+        want = stitch(unflagged, records, carry_headings=True)
+        window = needed_window(hit, 300, carry_headings=True)
+        given = [r for r in records if window and r.start < window[1] and r.end > window[0]]
+        got = stitch(hit, given, carry_headings=True)
+        assert (got.start, got.end, got.truncated) == (want.start, want.end, want.truncated)
+
+
+def test_whole_sentence_hits_need_one_round_trip(tmp_path: Path) -> None:
+    from stitcher.store.memory import MemoryStore
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    lines = [
+        f"Sentence number {i} talks about storks and cranes crossing the straits."
+        for i in range(12)
+    ]
+    (root / "short.txt").write_text(" ".join(lines), encoding="utf-8")
+    store = MemoryStore("Whole")
+    embedder = FakeEmbedder()
+    ingest(store, [str(root)], model_name=embedder.name, embedder=lambda: embedder)
+    records = store.fetch(
+        [h.record.id for h in store.hybrid("x", "storks", [1.0] * 16, limit=50, alpha=0.0)]
+    )
+    assert records and all(r.starts_sentence and r.ends_sentence for r in records)
+    counting = CountingStore(store)
+    result = search(counting, "storks cranes", embedder.embed_query, SearchOptions(alpha=0.0))
+    assert counting.calls == ["hybrid"] and result.round_trips == 1
+    for p in result.passages:
+        assert p.text[-1] == "." and p.text[0] == "S" and not p.truncated

@@ -38,6 +38,8 @@ RECORD_PROPERTIES: dict[str, Kind] = {
     "start": "int",
     "end": "int",
     "doc_length": "int",
+    "starts_sentence": "bool",
+    "ends_sentence": "bool",
 }
 
 #: Metadata keys with a fixed property of their own.
@@ -252,6 +254,9 @@ def record_to_properties(record: ChunkRecord, metadata_values: Mapping[str, Any]
     }
     if record.parent_id:
         properties["parent_id"] = record.parent_id
+    for edge in ("starts_sentence", "ends_sentence"):
+        if getattr(record, edge) is not None:
+            properties[edge] = getattr(record, edge)
     properties.update(metadata_values)
     return properties
 
@@ -282,7 +287,13 @@ def properties_to_record(
         doc_length=int(properties.get("doc_length") or 0),
         parent_id=str(parent) if parent else None,
         metadata=metadata,
+        starts_sentence=_optional_bool(properties.get("starts_sentence")),
+        ends_sentence=_optional_bool(properties.get("ends_sentence")),
     )
+
+
+def _optional_bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
 
 
 def _read_value(kind: Kind, value: Any) -> Any:
@@ -333,7 +344,15 @@ def resolve_field(field: str, extras: Mapping[str, ExtraProperty]) -> tuple[str,
 
 
 #: Core properties that are bookkeeping, not something a user filters on.
-_INTERNAL = {"text_seg", "doc_hash", "chunk_hash", "parent_id", "doc_length"}
+_INTERNAL = {
+    "text_seg",
+    "doc_hash",
+    "chunk_hash",
+    "parent_id",
+    "doc_length",
+    "starts_sentence",
+    "ends_sentence",
+}
 
 
 def user_fields(extras: Mapping[str, ExtraProperty]) -> dict[str, Kind]:

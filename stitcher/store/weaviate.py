@@ -636,6 +636,8 @@ def _core_properties() -> list[Property]:
         integer("start"),
         integer("end"),
         integer("doc_length"),
+        Property(name="starts_sentence", data_type=DataType.BOOL),
+        Property(name="ends_sentence", data_type=DataType.BOOL),
         integer("page"),
         Property(name="date", data_type=DataType.DATE, index_range_filters=True),
         Property(
