@@ -41,6 +41,14 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that (even indirectly) uses the server is an integration test, so
+    `-m "not integration"` really runs without one."""
+    for item in items:
+        if {"weaviate_server", "weaviate_client"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(scope="session")
 def stitcher_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """STITCHER_HOME of this session: where the session's server keeps its data and key."""

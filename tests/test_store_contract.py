@@ -26,7 +26,7 @@ CST = timezone(timedelta(hours=8))
 EST = timezone(timedelta(hours=-5))
 
 
-@pytest.fixture(params=["memory", "weaviate"])
+@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
 def store(request: pytest.FixtureRequest) -> Iterator[ChunkStore]:
     name = f"ContractTest_{uuid.uuid4().hex[:12]}"
     if request.param == "memory":
