@@ -22,8 +22,11 @@ character, except the document's very end:
   ``\\n``. A blank line (paragraph end) is the special case of this.
 * the document's end: after its last non-whitespace character, and ``len(text)`` itself.
 
-Full-width ``．`` is not a terminator (it is used as a decimal point). ``；，：`` etc. are clause
-punctuation (`CLAUSE_PUNCTUATION`), used only as a fallback cut when no sentence end is in reach.
+Full-width ``．`` ends a sentence like ``。`` (Chinese man pages and older texts use it as a
+full stop), except between two digits, where it is a decimal point (``３．５``).
+
+``；，：`` are clause punctuation (`CLAUSE_PUNCTUATION`), used only as a fallback cut when no
+sentence end is in reach.
 
 Sentence START positions `p`: the document's start (0 and its first non-whitespace character),
 and the first non-whitespace character after each sentence end.
@@ -41,6 +44,8 @@ from collections.abc import Iterator
 CJK_TERMINATORS = "。！？｡"
 #: Ellipses end a sentence like a Chinese terminator (…… is one run).
 ELLIPSES = "…⋯"
+#: The full-width full stop: a terminator, except between digits (a decimal point).
+FULLWIDTH_STOP = "．"
 #: Latin terminators: a sentence end only when followed by whitespace (or, for ! ?, a Han char).
 LATIN_TERMINATORS = ".!?"
 #: Closing quotes and brackets that stay with the sentence they close.
@@ -51,7 +56,7 @@ CJK_CLAUSE_PUNCTUATION = "，；：、"
 LATIN_CLAUSE_PUNCTUATION = ",;:"
 CLAUSE_PUNCTUATION = CJK_CLAUSE_PUNCTUATION + LATIN_CLAUSE_PUNCTUATION
 #: Every character that can be part of a terminator run (used to find where a run begins).
-TERMINATOR_RUN_CHARS = CJK_TERMINATORS + ELLIPSES + LATIN_TERMINATORS + CLOSERS
+TERMINATOR_RUN_CHARS = CJK_TERMINATORS + FULLWIDTH_STOP + ELLIPSES + LATIN_TERMINATORS + CLOSERS
 
 #: Words that a single "." follows without ending the sentence (compared lower-case). Kept short
 #: on purpose: "etc." and "No." end sentences as often as not, so they are not listed.
@@ -59,11 +64,9 @@ ABBREVIATIONS = frozenset(
     {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "e.g", "i.e", "cf", "fig", "approx"}
 )
 
-_CANDIDATE_RE = re.compile("[" + re.escape(CJK_TERMINATORS + ELLIPSES + LATIN_TERMINATORS) + "\n]")
-_CJK_RUN_TAIL_RE = re.compile(
-    "[" + re.escape(CJK_TERMINATORS + ELLIPSES + LATIN_TERMINATORS) + "]*"
-    "[" + re.escape(CLOSERS) + "]*"
-)
+_TERMINATORS = CJK_TERMINATORS + FULLWIDTH_STOP + ELLIPSES + LATIN_TERMINATORS
+_CANDIDATE_RE = re.compile("[" + re.escape(_TERMINATORS) + "\n]")
+_CJK_RUN_TAIL_RE = re.compile("[" + re.escape(_TERMINATORS) + "]*[" + re.escape(CLOSERS) + "]*")
 _LATIN_RUN_TAIL_RE = re.compile(
     "[" + re.escape(LATIN_TERMINATORS) + "]*[" + re.escape(CLOSERS) + "]*"
 )
@@ -140,6 +143,14 @@ def _dot_is_not_an_end(text: str, dot: int, at_doc_start: bool) -> bool:
     return _ENUMERATOR_RE.fullmatch(text, line_start, dot) is not None
 
 
+def _is_decimal_point(text: str, at: int, at_doc_end: bool) -> bool:
+    """Whether the "．" at `at` sits between digits; unseen neighbours count as digits (a
+    missed end only makes a passage longer, a false one would cut a sentence)."""
+    before = text[at - 1].isdigit() if at > 0 else True
+    after = text[at + 1].isdigit() if at + 1 < len(text) else not at_doc_end
+    return before and after
+
+
 def _iter_rule_ends(
     text: str, origin: int, stop: int, at_doc_start: bool, at_doc_end: bool
 ) -> Iterator[int]:
@@ -182,6 +193,9 @@ def _iter_rule_ends(
             elif _HAN_RE.match(following) and ("!" in text[at:q] or "?" in text[at:q]):
                 yield q
         else:
+            if ch == FULLWIDTH_STOP and _is_decimal_point(text, at, at_doc_end):
+                i = at + 1
+                continue
             tail = _CJK_RUN_TAIL_RE.match(text, at + 1)
             q = tail.end() if tail else at + 1
             i = q

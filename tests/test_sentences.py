@@ -46,7 +46,7 @@ def sentences(text: str) -> list[str]:
         ("Dr. Smith came, e.g. today. He left.", ["Dr. Smith came, e.g. today.", "He left."]),
         ("你知道吗？我不知道。", ["你知道吗？", "我不知道。"]),  # the seed's missing full-width ？
         ("真的吗？！是的……好吧", ["真的吗？！", "是的……", "好吧"]),
-        # Full-width ． is a decimal point, not a terminator.
+        # Full-width ． between digits is a decimal point, not a terminator.
         ("价格是３．５元。下一句", ["价格是３．５元。", "下一句"]),
         ("好!然后呢?走", ["好!", "然后呢?", "走"]),
         ("版本1.0版发布了", ["版本1.0版发布了"]),
@@ -78,6 +78,14 @@ def test_end_at_or_after_finds_nearest_and_respects_bound() -> None:
     assert sentence_end_at_or_after(text, 9) is None  # the window may not end the document
     assert sentence_end_at_or_after(text, 9, at_doc_end=True) == 12
     assert sentence_end_at_or_after(text, 2, 7) is None
+
+
+def test_full_width_stop_ends_a_sentence_except_between_digits() -> None:
+    text = "选项无效．请重试。版本３．５已经发布．"
+    ends = sentence_ends(text, at_doc_start=True, at_doc_end=True)
+    assert 5 in ends and 9 in ends and 12 not in ends and len(text) in ends
+    assert not is_sentence_end("３．", 2)  # what follows is not visible: maybe a digit
+    assert is_sentence_end("３．", 2, at_doc_end=True)
 
 
 def test_end_inside_a_closer_run_is_the_run_end() -> None:
@@ -126,10 +134,14 @@ def test_weak_boundaries() -> None:
 # An independent reference, written as whole-document regular expressions
 
 
-_RUN = re.escape(CJK_TERMINATORS + ELLIPSES + LATIN_TERMINATORS)
+_RUN = re.escape(CJK_TERMINATORS + "．" + ELLIPSES + LATIN_TERMINATORS)
 _CL = re.escape(CLOSERS)
 _PREV_NOT_RUN = f"(?<![{_RUN}])"
 _REF_CJK = re.compile(f"[{re.escape(CJK_TERMINATORS + ELLIPSES)}][{_RUN}]*[{_CL}]*")
+# "．" starts a terminator run unless it is a decimal point (a digit on both sides).
+_REF_STOP = re.compile(
+    f"(?<![{_RUN}])(?<!\\d)．[{_RUN}]*[{_CL}]*|(?<![{_RUN}])．(?!\\d)[{_RUN}]*[{_CL}]*"
+)
 _REF_LATIN_SPACE = re.compile(_PREV_NOT_RUN + f"[.!?]+[{_CL}]*(?=\\s)")
 _REF_LATIN_HAN = re.compile(_PREV_NOT_RUN + f"[.!?]*[!?][.!?]*[{_CL}]*(?=[\u4e00-\u9fff])")
 _REF_ENUM = re.compile(r"[ \t]{0,4}(?:\d{1,3}(?:\.\d{1,3}){0,2}|[A-Za-z])")
@@ -141,6 +153,10 @@ def reference_ends(doc: str) -> list[int]:
     for m in _REF_CJK.finditer(doc):
         ends.add(m.end())
         cjk_spans.append((m.start(), m.end()))
+    for m in _REF_STOP.finditer(doc):
+        if not any(a <= m.start() < b for a, b in cjk_spans):
+            ends.add(m.end())
+            cjk_spans.append((m.start(), m.end()))
 
     def inside_cjk_run(i: int) -> bool:
         return any(a <= i < b for a, b in cjk_spans)
