@@ -337,7 +337,7 @@ def search(
                     result = s.search_result(
                         line.strip(), options=options, model=model, doc=doc, sql=sql_join, org=org
                     )
-                    typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False))
+                    typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False, default=str))
             return
         result = s.search_result(
             query, options=options, model=model, latest=latest, doc=doc, sql=sql_join, org=org
