@@ -220,3 +220,17 @@ def test_sigkill_half_way_then_rerun_equals_clean_ingest(
     assert 0 < partial < len(clean)
     assert repaired == clean
     weaviate_client.collections.delete(name)
+
+
+def test_queries_from_stdin_print_json_lines(
+    samples_collection: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("茶树 修剪\n\nhow do birds navigate\n"))
+    code = main(["search", "--queries", "-", "--collection", samples_collection, "--limit", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and len(lines) == 2
+    first, second = (json.loads(line) for line in lines)
+    assert first["query"] == "茶树 修剪" and second["query"] == "how do birds navigate"
+    assert 0 < len(first["results"]) <= 2 and 0 < len(second["results"]) <= 2
