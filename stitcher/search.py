@@ -188,7 +188,7 @@ def stitch_hits(
     from stitcher.stitch import Scored, merge, needed_window, stitch
 
     windows: dict[str, tuple[int, int]] = {}
-    for hit in hits:
+    for hit in _likely_returned(hits, limit):
         needed = needed_window(hit.record, max_extend, carry_headings=True)
         if needed is not None:
             windows[hit.record.id] = needed
@@ -227,6 +227,33 @@ def stitch_hits(
         if len(passages) == limit:
             break
     return passages, int(bool(windows))
+
+
+def _likely_returned(hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """The hits that will make the first `limit` passages, predicted from their raw ranges.
+
+    Hits of one document whose chunks overlap will merge anyway; spare candidates beyond that
+    are kept only to fill places freed by merging. Fetching neighbours just for the predicted
+    hits keeps the second request small (and often unnecessary). A spare candidate that ends up
+    returned after all is stitched from what was fetched and marked truncated if that was not
+    enough — never wrong, at worst shorter.
+    """
+    chosen: list[Hit] = []
+    groups: list[tuple[str, str, int, int]] = []
+    for hit in hits:
+        r = hit.record
+        joined = False
+        for i, (doc_id, doc_hash, lo, hi) in enumerate(groups):
+            if (doc_id, doc_hash) == (r.doc_id, r.doc_hash) and r.start <= hi and r.end >= lo:
+                groups[i] = (doc_id, doc_hash, min(lo, r.start), max(hi, r.end))
+                joined = True
+                break
+        if not joined:
+            if len(groups) == limit:
+                break
+            groups.append((r.doc_id, r.doc_hash, r.start, r.end))
+        chosen.append(hit)
+    return chosen
 
 
 def _span_requests(hits: Sequence[Hit], windows: dict[str, tuple[int, int]]) -> list[SpanRequest]:
