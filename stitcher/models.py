@@ -25,11 +25,16 @@ class Document:
     source: str
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: Metadata keys taken from the file system rather than the content (a `date` that is the
+    #: file's mtime): left out of the version hash, so touching or re-cloning a file is no change.
+    volatile: frozenset[str] = frozenset()
 
     @property
     def doc_hash(self) -> str:
-        """Hash of text and metadata: any change to either makes a new version."""
-        meta = repr(sorted((k, repr(v)) for k, v in self.metadata.items()))
+        """Hash of text and metadata (except `volatile` keys): a change makes a new version."""
+        meta = repr(
+            sorted((k, repr(v)) for k, v in self.metadata.items() if k not in self.volatile)
+        )
         return sha256_hex(self.text + "\x00" + meta)
 
 

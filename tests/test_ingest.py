@@ -219,3 +219,24 @@ def test_write_failures_keep_the_old_version(store: Any, corpus: Path) -> None:
     assert summary.exit_code == 1 and "docs/rail.txt" in summary.failed
     # the old version of rail.txt is still complete: nothing was deleted
     assert before <= {r.id for r in _all(store)}
+
+
+def test_touching_a_file_is_no_change(store: Any, corpus: Path) -> None:
+    """A date that is only the file's mtime is kept, but a new mtime is not a new version."""
+    import os
+    import time
+
+    run(store, corpus)
+    later = time.time() + 86_400
+    for path in corpus.rglob("*.*"):
+        os.utime(path, (later, later))
+    summary = run(store, corpus)
+    assert len(summary.unchanged) == 3 and summary.chunks_written == 0
+
+
+def test_editing_front_matter_is_a_change(store: Any, corpus: Path) -> None:
+    run(store, corpus)
+    short = corpus / "short.md"
+    short.write_text(short.read_text(encoding="utf-8").replace("2021-03-04", "2022-01-01"), "utf-8")
+    summary = run(store, corpus)
+    assert summary.updated == ["docs/short.md"] and summary.reused_vectors == 1

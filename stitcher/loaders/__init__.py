@@ -83,12 +83,19 @@ def load(
         raise LoadError(f"{src.source}: empty; the file has no text to index")
     metadata: dict[str, Any] = {**extracted.meta, **read_sidecar(src.path, src.source)}
     metadata["title"] = _title(metadata.get("title"), src)
+    volatile = frozenset() if metadata.get("date") is not None else frozenset({"date"})
     metadata["date"] = _date(metadata.get("date"), mtime, src)
     dir_tags = src.doc_id.split("/")[1:-1] if tags_from_dirs else []
     metadata["tags"] = unique([*split_tags(metadata.get("tags")), *extra_tags, *dir_tags])
     lang = metadata.get("lang")
     metadata["lang"] = lang if isinstance(lang, str) and lang else detect_lang(extracted.text)
-    return Document(doc_id=src.doc_id, source=src.source, text=extracted.text, metadata=metadata)
+    return Document(
+        doc_id=src.doc_id,
+        source=src.source,
+        text=extracted.text,
+        metadata=metadata,
+        volatile=volatile,
+    )
 
 
 def _read(src: SourceFile) -> tuple[bytes, float]:
