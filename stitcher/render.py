@@ -117,7 +117,8 @@ class IngestDisplay:
         )
         self._files = self._progress.add_task("files", total=None, count="")
         self._chunks = self._progress.add_task("embedded", total=None, count="0 chunks")
-        self._started = time.monotonic()
+        self._rate_since: float | None = None
+        self._rate_base = 0
         self._files_total = 0
         self._files_done = 0
         self._embedded = 0
@@ -140,9 +141,16 @@ class IngestDisplay:
         )
 
     def embedded(self, chunks: int) -> None:
+        now = time.monotonic()
         self._embedded += chunks
-        rate = self._embedded / max(time.monotonic() - self._started, 1e-6)
-        self._progress.update(self._chunks, count=f"{self._embedded} chunks, {rate:.1f}/s")
+        if self._rate_since is None:
+            # The first group also paid for loading the model: measure the rate after it.
+            self._rate_since, self._rate_base = now, self._embedded
+            count = f"{self._embedded} chunks"
+        else:
+            rate = (self._embedded - self._rate_base) / max(now - self._rate_since, 1e-6)
+            count = f"{self._embedded} chunks, {rate:.1f}/s"
+        self._progress.update(self._chunks, count=count)
 
     def notice(self, message: str) -> None:
         self._console.print(f"[yellow]{message}[/yellow]")
