@@ -14,8 +14,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from stitcher.config import DEFAULT_MAX_EXTEND
 from stitcher.errors import UsageError
-from stitcher.models import Chunk, ChunkRecord, Document, sha256_hex
+from stitcher.models import Chunk, ChunkContext, ChunkRecord, Document, sha256_hex
 
 #: Namespace of every chunk id. Changing it (or the encoding in `chunk_uuid`) changes all ids and
 #: makes every stored document look new: never do it within a layout version.
@@ -81,6 +82,27 @@ def page_of(offset: int, page_starts: Sequence[int]) -> int:
     return max(1, bisect.bisect_right(page_starts, offset))
 
 
+#: Characters of surrounding text stored with every chunk: the default stitching bound plus
+#: the look-ahead stitching uses to see a terminator's closing quotes.
+CONTEXT_CHARS = DEFAULT_MAX_EXTEND + 64
+
+
+def _context(text: str, chunks: Sequence[Chunk], index: int) -> ChunkContext:
+    """The text within CONTEXT_CHARS of chunk `index` and the other chunks it touches."""
+    chunk = chunks[index]
+    lo, hi = max(0, chunk.start - CONTEXT_CHARS), min(len(text), chunk.end + CONTEXT_CHARS)
+    neighbours = []
+    for j in range(index - 1, -1, -1):
+        if chunks[j].end <= lo:
+            break
+        neighbours.append((j, chunks[j].start, chunks[j].end))
+    for j in range(index + 1, len(chunks)):
+        if chunks[j].start >= hi:
+            break
+        neighbours.append((j, chunks[j].start, chunks[j].end))
+    return ChunkContext(text[lo : chunk.start], text[chunk.end : hi], tuple(sorted(neighbours)))
+
+
 def sentence_edges(text: str, start: int, end: int) -> tuple[bool, bool]:
     """Whether `text[start:end]`, whitespace aside, begins and ends on sentence boundaries."""
     from stitcher.sentences import is_sentence_end, is_sentence_start, next_non_space
@@ -125,6 +147,7 @@ def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> li
         record_id = chunk_uuid(canonical, doc.doc_id, doc_hash, index)
         metadata: dict[str, Any] = dict(base_metadata)
         starts, ends = sentence_edges(doc.text, chunk.start, chunk.end)
+        context = _context(doc.text, chunks, index)
         if page_starts:
             metadata["page"] = page_of(chunk.start, page_starts)
         records.append(
@@ -141,6 +164,7 @@ def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> li
                 doc_length=len(doc.text),
                 starts_sentence=starts,
                 ends_sentence=ends,
+                context=context,
                 parent_id=parent_id,
                 metadata=metadata,
             )

@@ -49,6 +49,17 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class ChunkContext:
+    """The document text around a chunk, stored with it so search can stitch without asking
+    for the neighbours: `before` ends at the chunk's start, `after` starts at its end, and
+    `neighbours` are the (index, start, end) of the other chunks that this text touches."""
+
+    before: str
+    after: str
+    neighbours: tuple[tuple[int, int, int], ...]
+
+
+@dataclass(frozen=True)
 class ChunkRecord:
     """A chunk as stored in a collection (one Weaviate object).
 
@@ -73,6 +84,7 @@ class ChunkRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     starts_sentence: bool | None = None
     ends_sentence: bool | None = None
+    context: ChunkContext | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MAX_EXTEND
@@ -187,10 +187,19 @@ def stitch_hits(
     marked as whole sentences need no request at all."""
     from stitcher.stitch import Scored, merge, needed_window, stitch
 
+    # Chunks stored with their surrounding text need no request at all; the others are
+    # fetched in one request, and only for the hits that will be returned.
+    local: dict[str, list[ChunkRecord]] = {}
     windows: dict[str, tuple[int, int]] = {}
-    for hit in _likely_returned(hits, limit):
+    likely = {hit.record.id for hit in _likely_returned(hits, limit)}
+    for hit in hits:
         needed = needed_window(hit.record, max_extend, carry_headings=True)
-        if needed is not None:
+        if needed is None:
+            continue
+        around = _from_context(store.name, hit.record, needed)
+        if around is not None:
+            local[hit.record.id] = around
+        elif hit.record.id in likely:
             windows[hit.record.id] = needed
     by_version: dict[tuple[str, str], list[ChunkRecord]] = defaultdict(list)
     if windows:
@@ -201,7 +210,7 @@ def stitch_hits(
     scored = []
     for hit in hits:
         r = hit.record
-        neighbours = by_version.get((r.doc_id, r.doc_hash), [])
+        neighbours = [*by_version.get((r.doc_id, r.doc_hash), []), *local.get(r.id, [])]
         span = stitch(r, [*neighbours, r], max_extend=max_extend, carry_headings=True)
         scored.append(Scored(span=span, score=hit.score, payload=hit))
     passages = []
@@ -227,6 +236,42 @@ def stitch_hits(
         if len(passages) == limit:
             break
     return passages, int(bool(windows))
+
+
+def _from_context(
+    collection: str, hit: ChunkRecord, window: tuple[int, int]
+) -> list[ChunkRecord] | None:
+    """The neighbours of `hit` rebuilt from the text stored with it (exact slices of the
+    document, under the neighbours' real ids), or None when that text does not cover `window`."""
+    from stitcher.ids import chunk_uuid
+
+    context = hit.context
+    if context is None:
+        return None
+    lo, hi = hit.start - len(context.before), hit.end + len(context.after)
+    if window[0] < lo or window[1] > hi:
+        return None
+    text = context.before + hit.text + context.after
+    pieces = []
+    for index, start, end in context.neighbours:
+        a, b = max(start, lo), min(end, hi)
+        if a < b:
+            pieces.append(
+                replace(
+                    hit,
+                    id=chunk_uuid(collection, hit.doc_id, hit.doc_hash, index),
+                    chunk_index=index,
+                    start=a,
+                    end=b,
+                    text=text[a - lo : b - lo],
+                    chunk_hash="",
+                    parent_id=None,
+                    starts_sentence=None,
+                    ends_sentence=None,
+                    context=None,
+                )
+            )
+    return pieces
 
 
 def _likely_returned(hits: Sequence[Hit], limit: int) -> list[Hit]:

@@ -210,3 +210,49 @@ def test_whole_sentence_hits_need_one_round_trip(tmp_path: Path) -> None:
     assert counting.calls == ["hybrid"] and result.round_trips == 1
     for p in result.passages:
         assert p.text[-1] == "." and p.text[0] == "S" and not p.truncated
+
+
+@pytest.mark.parametrize(
+    "name", ["zh_tea_cultivation.txt", "en_bird_migration.txt", "zh_sewing_machine_manual.txt"]
+)
+def test_stored_context_stitches_exactly_like_fetched_neighbours(name: str) -> None:
+    """The text stored around each chunk rebuilds its neighbours exactly, real ids included."""
+    from dataclasses import replace
+
+    from stitcher.chunking import split
+    from stitcher.ids import build_records
+    from stitcher.loaders import discover, load
+    from stitcher.search import _from_context
+    from stitcher.stitch import stitch, window
+
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    doc = load(discover([str(samples / name)]).files[0])
+    records = build_records("T", doc, split(doc.text))
+    by_id = {r.id: r for r in records}
+    for hit in records:
+        bare = replace(hit, starts_sentence=None, ends_sentence=None, context=None)
+        want = stitch(bare, records, carry_headings=True)
+        around = _from_context("T", hit, window(hit, 300))
+        assert around is not None
+        for piece in around:  # real ids, exact slices of the document
+            assert piece.id in by_id and doc.text[piece.start : piece.end] == piece.text
+        got = stitch(bare, around, carry_headings=True)
+        assert (got.start, got.end, got.chunk_ids) == (want.start, want.end, want.chunk_ids)
+        assert _from_context("T", hit, window(hit, 500)) is None or hit.doc_length < 500
+
+
+@pytest.mark.parametrize("max_extend", [300, 600])
+def test_cut_sentences_need_one_round_trip_within_the_stored_context(
+    loaded: Any, max_extend: int
+) -> None:
+    store, embedder, root = loaded
+    text = loaded_text(root / "long_zh.txt")
+    for sentence in cut_sentences(store, text, "docs/long_zh.txt"):
+        counting = CountingStore(store)
+        options = SearchOptions(limit=5, alpha=0.0, max_extend=max_extend)
+        result = search(counting, sentence[: len(sentence) // 2], embedder.embed_query, options)
+        assert any(sentence in p.text for p in result.passages)
+        if max_extend == 300:
+            assert counting.calls == ["hybrid"] and result.round_trips == 1
+        else:  # beyond the stored context: one request for the neighbours
+            assert len(counting.calls) <= 2

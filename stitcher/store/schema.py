@@ -20,7 +20,7 @@ from datetime import date, datetime, timezone
 from typing import Any, Literal
 
 from stitcher.errors import FilterError
-from stitcher.models import ChunkRecord, CollectionSettings
+from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 
 Kind = Literal["text", "word", "int", "number", "bool", "date", "uuid", "text[]"]
 """Value kinds. "text" is matched as a whole value (field tokenization); "word" word by word."""
@@ -40,6 +40,9 @@ RECORD_PROPERTIES: dict[str, Kind] = {
     "doc_length": "int",
     "starts_sentence": "bool",
     "ends_sentence": "bool",
+    "context_before": "text",
+    "context_after": "text",
+    "context_chunks": "text",
 }
 
 #: Metadata keys with a fixed property of their own.
@@ -257,6 +260,10 @@ def record_to_properties(record: ChunkRecord, metadata_values: Mapping[str, Any]
     for edge in ("starts_sentence", "ends_sentence"):
         if getattr(record, edge) is not None:
             properties[edge] = getattr(record, edge)
+    if record.context is not None:
+        properties["context_before"] = record.context.before
+        properties["context_after"] = record.context.after
+        properties["context_chunks"] = json.dumps(record.context.neighbours, separators=(",", ":"))
     properties.update(metadata_values)
     return properties
 
@@ -289,6 +296,19 @@ def properties_to_record(
         metadata=metadata,
         starts_sentence=_optional_bool(properties.get("starts_sentence")),
         ends_sentence=_optional_bool(properties.get("ends_sentence")),
+        context=_read_context(properties),
+    )
+
+
+def _read_context(properties: Mapping[str, Any]) -> ChunkContext | None:
+    raw = properties.get("context_chunks")
+    if raw is None:
+        return None
+    neighbours = tuple((int(i), int(a), int(b)) for i, a, b in json.loads(raw))
+    return ChunkContext(
+        str(properties.get("context_before") or ""),
+        str(properties.get("context_after") or ""),
+        neighbours,
     )
 
 
@@ -352,6 +372,9 @@ _INTERNAL = {
     "doc_length",
     "starts_sentence",
     "ends_sentence",
+    "context_before",
+    "context_after",
+    "context_chunks",
 }
 
 

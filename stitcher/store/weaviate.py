@@ -612,6 +612,15 @@ def _core_properties() -> list[Property]:
             index_searchable=False,
         )
 
+    def stored_only(name: str) -> Property:
+        # Returned with a hit for stitching; never searched or filtered.
+        return Property(
+            name=name,
+            data_type=DataType.TEXT,
+            index_filterable=False,
+            index_searchable=False,
+        )
+
     def integer(name: str) -> Property:
         # The range index makes `start < hi AND end > lo` cheap in fetch_spans.
         return Property(name=name, data_type=DataType.INT, index_range_filters=True)
@@ -638,6 +647,7 @@ def _core_properties() -> list[Property]:
         integer("doc_length"),
         Property(name="starts_sentence", data_type=DataType.BOOL),
         Property(name="ends_sentence", data_type=DataType.BOOL),
+        *(stored_only(name) for name in ("context_before", "context_after", "context_chunks")),
         integer("page"),
         Property(name="date", data_type=DataType.DATE, index_range_filters=True),
         Property(
