@@ -1,7 +1,11 @@
 """The `stitcher` command: parse flags, call the library, render. No logic of its own.
 
-Exit codes (one place: `main`): 0 success, 1 error, 2 usage error (bad flags, empty query,
-ambiguous name), 3 ingest finished but some inputs could not be read, 130 interrupted.
+Exit codes (one place: `main`; the values are stitcher.errors.ExitStatus): 0 success, 1 error,
+2 usage error (bad flags, empty query, ambiguous name), 3 ingest finished but some inputs could not
+be read, 4 --prune refused, 5 another ingest is running, 130 interrupted.
+
+User text (file and collection names, queries, error messages) is never parsed as rich markup:
+both consoles are created with markup off, and styled lines are built from `Text` pieces.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ from stitcher.config import (
     DEFAULT_COLLECTION,
     DEFAULT_MAX_EXTEND,
 )
-from stitcher.errors import StitcherError
+from stitcher.errors import ExitStatus, StitcherError
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
     from stitcher.api import Stitcher
 
@@ -70,13 +75,21 @@ ModelOpt = Annotated[
 def _out() -> Console:
     from rich.console import Console
 
-    return Console(soft_wrap=False, highlight=False)
+    return Console(soft_wrap=False, highlight=False, markup=False)
 
 
 def _err() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    # soft_wrap: an error or notice stays one line however long the path in it (cron mail, grep)
+    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+
+
+def _error_line(message: str) -> Text:
+    """`error: message` with only the label styled: the message is shown exactly as it is."""
+    from rich.text import Text
+
+    return Text.assemble(("error:", "red"), " ", message)
 
 
 @contextmanager
@@ -87,7 +100,7 @@ def _stitcher(
 
     err = _err()
     with Stitcher(
-        url, api_key, collection, grpc_port=grpc_port, notice=lambda m: err.print(m)
+        url, api_key, collection, grpc_port=grpc_port, notice=lambda m: err.print(m, markup=False)
     ) as s:
         yield s
 
@@ -111,11 +124,12 @@ def server_start() -> None:
     from stitcher import server
 
     err = _err()
-    info = server.start(notice=lambda m: err.print(m))
+    info = server.start(notice=lambda m: err.print(m, markup=False))
     typer.echo(info.url)
     err.print(
         f"Weaviate {info.version} running (pid {info.pid}, gRPC port {info.grpc_port}, "
-        f"data in {info.data_path})"
+        f"data in {info.data_path})",
+        markup=False,
     )
 
 
@@ -125,7 +139,7 @@ def server_stop() -> None:
     from stitcher import server
 
     stopped = server.stop()
-    _err().print("stopped" if stopped else "no local server was running")
+    _err().print("stopped" if stopped else "no local server was running", markup=False)
 
 
 @server_app.command("status")
@@ -140,7 +154,9 @@ def server_status(as_json: JsonOpt = False) -> None:
     else:
         render.server_status(_out(), data)
     if state.state == "stale":
-        raise typer.Exit(1)
+        # A script polling the status must not take a dead server for a healthy one.
+        _err().print(_error_line(f"the local server is stale: {state.detail}"))
+        raise typer.Exit(ExitStatus.FAILED)
 
 
 # --- model ----------------------------------------------------------------------------------
@@ -220,11 +236,7 @@ def ingest(
             paths, model=model, options=options, stdin=sys.stdin, progress=display, wait=wait
         )
     for name, message in {**summary.unreadable, **summary.failed}.items():
-        err.print(
-            f"[red]error:[/red] {message}"
-            if message.startswith(name)
-            else f"[red]error:[/red] {name}: {message}"
-        )
+        err.print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
     if as_json:
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))
     else:
@@ -431,40 +443,61 @@ def drop(
         raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
     with _stitcher(url, api_key, grpc_port, collection) as s:
         existed = s.drop()
-    _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
+    _err().print(
+        f"dropped {collection}" if existed else f"{collection} did not exist", markup=False
+    )
 
 
 # --- error handling: the one place that turns failures into exit codes -------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `stitcher` script."""
+    """Entry point of the `stitcher` script: run the command, return its exit status.
+
+    The app runs with click's standalone mode off, so that errors come back here instead of being
+    printed by click; the price is that click then *returns* the code of `typer.Exit(n)` (and of
+    Ctrl-C, as 130) instead of exiting. Whatever way a command ends — return value, typer.Exit,
+    SystemExit, an exception — ends up as the int returned here, which the script passes to
+    sys.exit.
+    """
     show_traceback = os.environ.get("STITCHER_TRACEBACK") == "1"
     try:
-        app(args=argv, prog_name="stitcher", standalone_mode=False)
-    except typer.Exit as done:
-        return int(done.exit_code or 0)
+        outcome = app(args=argv, prog_name="stitcher", standalone_mode=False)
+    except SystemExit as done:
+        outcome = done.code
+    except typer.Exit as done:  # click returns these itself; kept so none can slip through
+        outcome = done.exit_code
     except StitcherError as error:
         if show_traceback:
             raise
-        _err().print(f"[red]error:[/red] {_scrub(str(error))}", highlight=False)
-        return error.exit_code
-    except KeyboardInterrupt:
-        _err().print("interrupted")
-        return 130
+        _err().print(_error_line(_scrub(str(error))))
+        return int(error.exit_code)
+    except KeyboardInterrupt:  # outside click's own handler (which turns it into 130)
+        outcome = ExitStatus.INTERRUPTED
     except Exception as error:  # a usage error from typer/click, or a bug
         code = _click_exit_code(error)
         if code is not None:
             return code
         if show_traceback:
             raise
-        _err().print(
-            f"[red]error:[/red] unexpected {type(error).__name__}: {_scrub(str(error))}\n"
-            "Run again with STITCHER_TRACEBACK=1 for the traceback.",
-            highlight=False,
-        )
-        return 1
-    return 0
+        _err().print(_error_line(f"unexpected {type(error).__name__}: {_scrub(str(error))}"))
+        _err().print("Run again with STITCHER_TRACEBACK=1 for the traceback.", markup=False)
+        return int(ExitStatus.FAILED)
+    status = _exit_status(outcome)
+    if status == ExitStatus.INTERRUPTED:
+        _err().print("interrupted", markup=False)
+    return status
+
+
+def _exit_status(outcome: object) -> int:
+    """The process exit status for what the app returned or exited with, as sys.exit would
+    make it: None is success, an int is itself, anything else is printed and is a failure."""
+    if outcome is None:
+        return int(ExitStatus.OK)
+    if isinstance(outcome, int):  # ExitStatus and bool included
+        return int(outcome)
+    _err().print(str(outcome), markup=False)
+    return int(ExitStatus.FAILED)
 
 
 def _click_exit_code(error: Exception) -> int | None:
@@ -474,8 +507,9 @@ def _click_exit_code(error: Exception) -> int | None:
     if callable(show) and isinstance(exit_code, int):
         show()
         return exit_code
-    if type(error).__name__ == "Abort":
-        return 130
+    if type(error).__name__ == "Abort":  # click's answer to EOF on a prompt, or Ctrl-C
+        _err().print("interrupted", markup=False)
+        return int(ExitStatus.INTERRUPTED)
     return None
 
 

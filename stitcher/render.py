@@ -1,4 +1,9 @@
-"""Everything the CLI shows a person: panels, tables, progress. Takes rich Consoles; no logic."""
+"""Everything the CLI shows a person: panels, tables, progress. Takes rich Consoles; no logic.
+
+User text (sources, queries, collection and field names, values, notices) always goes to rich as
+`Text`, never as a str: rich parses strs as markup, so `report [draft] [red].txt` would lose its
+brackets and `[/x]` would raise MarkupError — whatever markup setting the caller's Console has.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from stitcher.search import SearchResult
 def search_results(console: Console, result: SearchResult, explain: bool = False) -> None:
     """One panel per passage, the matching chunks highlighted inside the stitched text."""
     if not result.passages:
-        console.print(f"[dim]no results for[/dim] {result.query!r}")
+        console.print(Text.assemble(("no results for", "dim"), " ", repr(result.query)))
         return
     for rank, passage in enumerate(result.passages, 1):
         body = _highlighted(passage)
@@ -29,8 +34,8 @@ def search_results(console: Console, result: SearchResult, explain: bool = False
             subtitle += " · truncated"
         if explain and passage.explain is not None:
             subtitle += " · " + explain_line(passage)
-        title = f"{rank}. {passage.source}  [{passage.start}:{passage.end}]"
-        console.print(Panel(body, title=title, title_align="left", subtitle=subtitle))
+        title = Text(f"{rank}. {passage.source}  [{passage.start}:{passage.end}]")
+        console.print(Panel(body, title=title, title_align="left", subtitle=Text(subtitle)))
 
 
 def explain_line(passage: Passage) -> str:
@@ -72,15 +77,15 @@ def server_status(console: Console, status: dict[str, Any]) -> None:
         if key == "gse_dictionary_dir":
             # stitcher segments Chinese itself; gse_ch only matters to other clients
             value = value or "missing (the server's gse_ch tokenizer would index nothing)"
-        table.add_row(f"[bold]{key}[/bold]", str(value))
+        table.add_row(Text(str(key), style="bold"), Text(str(value)))
     console.print(table)
 
 
 def key_value_table(console: Console, title: str, rows: Sequence[tuple[str, Any]]) -> None:
     """A two-column table with a title."""
-    table = Table(title=title, show_header=False)
+    table = Table(title=Text(title), show_header=False)
     for key, value in rows:
-        table.add_row(str(key), str(value))
+        table.add_row(Text(str(key)), Text(str(value)))
     console.print(table)
 
 
@@ -88,7 +93,7 @@ def fields_table(console: Console, fields: Sequence[Any]) -> None:
     """`stitcher fields`: name, type, examples."""
     table = Table("field", "type", "examples")
     for f in fields:
-        table.add_row(f.name, f.kind, ", ".join(f.examples))
+        table.add_row(Text(f.name), Text(f.kind), Text(", ".join(f.examples)))
     console.print(table)
 
 
@@ -98,7 +103,7 @@ def stats_table(console: Console, stats: dict[str, Any]) -> None:
     key_value_table(console, stats["collection"], head)
     table = Table("source", "chunks")
     for source, count in stats["sources"].items():
-        table.add_row(source, str(count))
+        table.add_row(Text(str(source)), Text(str(count)))
     console.print(table)
 
 
@@ -153,7 +158,7 @@ class IngestDisplay:
         self._progress.update(self._chunks, count=count)
 
     def notice(self, message: str) -> None:
-        self._console.print(f"[yellow]{message}[/yellow]")
+        self._console.print(Text(message, style="yellow"))
 
 
 class QuietDisplay(SilentProgress):
@@ -169,4 +174,4 @@ class QuietDisplay(SilentProgress):
         pass
 
     def notice(self, message: str) -> None:
-        self._console.print(message, highlight=False)
+        self._console.print(Text(message), highlight=False)

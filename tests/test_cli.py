@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from stitcher.cli import app, main
+from stitcher.errors import ExitStatus
 
 HEAVY = (
     "torch",
@@ -100,7 +101,7 @@ def test_a_second_ingest_exits_while_the_first_holds_the_lock(
     with holder._ingest_lock(wait=False):
         code = main(["ingest", str(tmp_path), "--collection", "LockTest"])
     err = capsys.readouterr().err
-    assert code == 1 and "another ingest" in err and "--wait" in err
+    assert code == ExitStatus.BUSY == 5 and "another ingest" in err and "--wait" in err
 
 
 def test_every_command_is_documented_in_the_readme() -> None:
