@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from stitcher.cli import app, main
-from stitcher.errors import ExitStatus
+from stitcher.errors import ExitStatus, LockHeld, PruneRefused
 
 HEAVY = (
     "torch",
@@ -119,3 +122,153 @@ def test_every_command_is_documented_in_the_readme() -> None:
         )
 
     assert [p for p in _commands(app) if not documented(p)] == []
+
+
+# --- exit statuses: whatever way a command ends reaches main's return value ------------------
+
+
+def _raising(error: BaseException) -> Callable[[], None]:
+    def probe() -> None:
+        raise error
+
+    return probe
+
+
+@pytest.mark.parametrize(
+    ("command", "status"),
+    [
+        (lambda: None, 0),
+        (_raising(typer.Exit(3)), 3),
+        (_raising(typer.Exit(ExitStatus.PRUNE_REFUSED)), 4),
+        (_raising(SystemExit(7)), 7),
+        (_raising(SystemExit(None)), 0),
+        (_raising(KeyboardInterrupt()), 130),
+        (_raising(PruneRefused("refused")), 4),
+        (_raising(LockHeld("busy")), 5),
+    ],
+    ids=["return", "Exit(3)", "Exit(enum)", "SystemExit(7)", "SystemExit(None)", "Ctrl-C",
+         "PruneRefused", "LockHeld"],
+)  # fmt: skip
+def test_every_way_a_command_ends_is_the_exit_status(
+    command: Callable[[], None], status: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probe_app = typer.Typer()
+    probe_app.command("probe")(command)
+    probe_app.command("other")(lambda: None)  # two commands: `probe` stays a sub-command
+    monkeypatch.setattr("stitcher.cli.app", probe_app)
+    assert main(["probe"]) == status
+
+
+# --- user text is never rich markup ----------------------------------------------------------
+
+MARKUP = "report [draft] [red] [/x] [bold]"
+
+
+def _render(draw: object) -> str:
+    """What a render function prints on a Console with rich's defaults (markup on)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=200, color_system=None, highlight=True)
+    draw(console)  # type: ignore[operator]
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_render_shows_user_text_verbatim_even_on_a_markup_console() -> None:
+    from types import SimpleNamespace
+
+    from stitcher import render
+    from stitcher.models import Passage
+    from stitcher.search import SearchResult
+
+    passage = Passage(
+        text="Text with [bold]brackets[/bold] and [/x].",
+        source=f"docs/{MARKUP}.txt",
+        doc_id=f"docs/{MARKUP}.txt",
+        score=0.5,
+        hit_ids=("a",),
+        chunk_ids=("a",),
+        start=3,
+        end=44,
+        truncated=False,
+        hit_spans=((3, 20),),
+    )
+    shown = _render(lambda c: render.search_results(c, SearchResult("q", [passage], 1.0, 1)))
+    assert f"1. docs/{MARKUP}.txt  [3:44]" in shown
+    assert "Text with [bold]brackets[/bold] and [/x]." in shown
+
+    none = _render(lambda c: render.search_results(c, SearchResult(f"q {MARKUP}", [], 1.0, 1)))
+    assert repr(f"q {MARKUP}") in none
+
+    stats = {"collection": "Stitcher", "documents": 1, "sources": {f"{MARKUP}.txt": 3}}
+    assert f"{MARKUP}.txt" in _render(lambda c: render.stats_table(c, stats))
+    assert MARKUP in _render(lambda c: render.key_value_table(c, MARKUP, [(MARKUP, MARKUP)]))
+    field = SimpleNamespace(name="source", kind="text", examples=(MARKUP,))
+    assert MARKUP in _render(lambda c: render.fields_table(c, [field]))
+    status = {"data_path": f"/srv/{MARKUP}", "collections": [{"name": MARKUP, "objects": 2}]}
+    shown = _render(lambda c: render.server_status(c, status))
+    assert f"/srv/{MARKUP}" in shown and f"{MARKUP} (2 objects)" in shown
+    assert MARKUP in _render(lambda c: render.QuietDisplay(c).notice(MARKUP))
+    assert MARKUP in _render(lambda c: render.IngestDisplay(c).notice(MARKUP))
+
+
+def test_an_error_message_with_markup_prints_verbatim(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["drop", "--collection", "A[/x][red]"]) == ExitStatus.USAGE
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: this deletes every object in 'A[/x][red]';")
+    assert captured.err.count("\n") == 1
+
+
+def test_an_unexpected_error_is_one_line_and_a_hint(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_status() -> None:
+        raise RuntimeError(f"boom {MARKUP}")
+
+    monkeypatch.setattr("stitcher.server.status", broken_status)
+    assert main(["server", "status"]) == ExitStatus.FAILED
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"error: unexpected RuntimeError: boom {MARKUP}",
+        "Run again with STITCHER_TRACEBACK=1 for the traceback.",
+    ]
+
+
+def test_a_markup_collection_name_is_a_one_line_usage_error() -> None:
+    """It used to die with a MarkupError traceback inside the error handler."""
+    from tests.test_exit_codes import assert_one_error_line, run_stitcher
+
+    result = run_stitcher("search", "--latest", "-c", "Bad[/x]")
+    assert result.returncode == ExitStatus.USAGE, result.stderr
+    assert "'Bad[/x]'" in assert_one_error_line(result.stderr)
+    assert result.stdout == "" and result.stderr.count("\n") == 1
+
+
+def test_a_markup_file_name_is_shown_verbatim_by_ingest_and_search(
+    weaviate_server: object, tmp_path: Path
+) -> None:
+    import re
+    import uuid
+
+    from tests.test_exit_codes import run_stitcher, script_environment
+
+    name = "report [draft] [red].txt"
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / name).write_text(
+        "The lighthouse keeper logged every passing ship. Storms were noted in red ink.",
+        encoding="utf-8",
+    )
+    collection = "Markup" + uuid.uuid4().hex[:8]
+    dry = run_stitcher("ingest", str(corpus), "-c", collection, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"  would add: docs/{name}" in dry.stdout.splitlines()
+
+    assert run_stitcher("ingest", str(corpus), "-c", collection).returncode == 0
+    wide = script_environment(COLUMNS="400")  # the panel title holds an absolute path
+    found = run_stitcher("search", "lighthouse", "-c", collection, "--limit", "1", env=wide)
+    assert found.returncode == 0, found.stderr
+    assert re.search(rf"─ 1\. /\S.*/docs/{re.escape(name)}  \[0:\d+\] ─", found.stdout)
+    stats = run_stitcher("stats", "-c", collection, env=wide)
+    assert f"docs/{name}" in stats.stdout
