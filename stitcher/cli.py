@@ -100,7 +100,7 @@ def _stitcher(
 
     err = _err()
     with Stitcher(
-        url, api_key, collection, grpc_port=grpc_port, notice=lambda m: err.print(m, markup=False)
+        url, api_key, collection, grpc_port=grpc_port, notice=lambda m: err.print(m)
     ) as s:
         yield s
 
@@ -124,12 +124,11 @@ def server_start() -> None:
     from stitcher import server
 
     err = _err()
-    info = server.start(notice=lambda m: err.print(m, markup=False))
+    info = server.start(notice=lambda m: err.print(m))
     typer.echo(info.url)
     err.print(
         f"Weaviate {info.version} running (pid {info.pid}, gRPC port {info.grpc_port}, "
-        f"data in {info.data_path})",
-        markup=False,
+        f"data in {info.data_path})"
     )
 
 
@@ -139,7 +138,7 @@ def server_stop() -> None:
     from stitcher import server
 
     stopped = server.stop()
-    _err().print("stopped" if stopped else "no local server was running", markup=False)
+    _err().print("stopped" if stopped else "no local server was running")
 
 
 @server_app.command("status")
@@ -443,9 +442,7 @@ def drop(
         raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
     with _stitcher(url, api_key, grpc_port, collection) as s:
         existed = s.drop()
-    _err().print(
-        f"dropped {collection}" if existed else f"{collection} did not exist", markup=False
-    )
+    _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
 
 
 # --- error handling: the one place that turns failures into exit codes -------------------------
@@ -480,12 +477,13 @@ def main(argv: list[str] | None = None) -> int:
             return code
         if show_traceback:
             raise
-        _err().print(_error_line(f"unexpected {type(error).__name__}: {_scrub(str(error))}"))
-        _err().print("Run again with STITCHER_TRACEBACK=1 for the traceback.", markup=False)
+        detail = _first_line(_scrub(str(error)))
+        _err().print(_error_line(f"unexpected {type(error).__name__}: {detail}"))
+        _err().print("Run again with STITCHER_TRACEBACK=1 for the traceback.")
         return int(ExitStatus.FAILED)
     status = _exit_status(outcome)
     if status == ExitStatus.INTERRUPTED:
-        _err().print("interrupted", markup=False)
+        _err().print("interrupted")
     return status
 
 
@@ -496,7 +494,7 @@ def _exit_status(outcome: object) -> int:
         return int(ExitStatus.OK)
     if isinstance(outcome, int):  # ExitStatus and bool included
         return int(outcome)
-    _err().print(str(outcome), markup=False)
+    _err().print(str(outcome))
     return int(ExitStatus.FAILED)
 
 
@@ -508,9 +506,16 @@ def _click_exit_code(error: Exception) -> int | None:
         show()
         return exit_code
     if type(error).__name__ == "Abort":  # click's answer to EOF on a prompt, or Ctrl-C
-        _err().print("interrupted", markup=False)
+        _err().print("interrupted")
         return int(ExitStatus.INTERRUPTED)
     return None
+
+
+def _first_line(message: str) -> str:
+    """An unexpected error's first line: library messages can run to pages (server responses,
+    nested causes); STITCHER_TRACEBACK=1 shows all of it."""
+    lines = message.strip().splitlines()
+    return lines[0] + " …" if len(lines) > 1 else message.strip()
 
 
 def _scrub(message: str) -> str:

@@ -224,13 +224,13 @@ def test_an_unexpected_error_is_one_line_and_a_hint(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken_status() -> None:
-        raise RuntimeError(f"boom {MARKUP}")
+        raise RuntimeError(f"boom {MARKUP}\n  the server said: {'x' * 300}\n  and more")
 
     monkeypatch.setattr("stitcher.server.status", broken_status)
     assert main(["server", "status"]) == ExitStatus.FAILED
     lines = capsys.readouterr().err.splitlines()
     assert lines == [
-        f"error: unexpected RuntimeError: boom {MARKUP}",
+        f"error: unexpected RuntimeError: boom {MARKUP} …",
         "Run again with STITCHER_TRACEBACK=1 for the traceback.",
     ]
 
