@@ -1,7 +1,8 @@
 """The `stitcher` command: parse flags, call the library, render. No logic of its own.
 
 Exit codes (one place: `main`): 0 success, 1 error, 2 usage error (bad flags, empty query,
-ambiguous name), 3 ingest finished but some inputs could not be read, 130 interrupted.
+ambiguous name, a source name taken by another folder), 3 ingest finished but some inputs could
+not be read, 4 --prune refused to delete (nothing deleted), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -187,6 +188,20 @@ def ingest(
         bool,
         typer.Option(help="Delete stored documents whose files vanished from the given folders."),
     ] = False,
+    max_delete: Annotated[
+        str | None,
+        typer.Option(
+            help="What --prune may delete per source: N documents or P% of its stored ones "
+            "(default 50%); beyond it nothing is deleted (exit 4)."
+        ),
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            help="Name of the source (document ids start with it; --prune stays within it). "
+            "Default: the folder's name."
+        ),
+    ] = None,
     dry_run: Annotated[bool, typer.Option(help="Show what would change; write nothing.")] = False,
     wait: Annotated[
         bool,
@@ -200,7 +215,7 @@ def ingest(
     """Load documents (250/50 chunks, deterministic ids, parent_id chain); safe to re-run."""
     from stitcher import render
     from stitcher.graph import read_mentions_file
-    from stitcher.ingest import IngestOptions
+    from stitcher.ingest import DeleteLimit, IngestOptions
 
     options = IngestOptions(
         chunk_size=chunk_size,
@@ -212,6 +227,8 @@ def ingest(
         tags_from_dirs=tags_from_dirs,
         batch_size=batch_size,
         mentions=read_mentions_file(mentions_from) if mentions_from else None,
+        source=source,
+        max_delete=DeleteLimit.parse(max_delete) if max_delete is not None else None,
     )
     err = _err()
     display = render.IngestDisplay(err) if err.is_terminal else render.QuietDisplay(err)
@@ -237,6 +254,8 @@ def ingest(
             ):
                 for name in names:
                     typer.echo(f"  would {label}: {name}")
+    if summary.exit_code == 4 and summary.prune_refused is not None:
+        raise summary.prune_refused
     raise typer.Exit(summary.exit_code)
 
 
@@ -420,6 +439,9 @@ def adopt(
 def drop(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     yes: Annotated[bool, typer.Option("--yes", help="Really delete it.")] = False,
+    wait: Annotated[
+        bool, typer.Option(help="Wait for a running writer (ingest, ...) instead of exiting.")
+    ] = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
@@ -430,7 +452,7 @@ def drop(
     if not yes:
         raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
     with _stitcher(url, api_key, grpc_port, collection) as s:
-        existed = s.drop()
+        existed = s.drop(wait=wait)
     _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
 
 
@@ -441,7 +463,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `stitcher` script."""
     show_traceback = os.environ.get("STITCHER_TRACEBACK") == "1"
     try:
-        app(args=argv, prog_name="stitcher", standalone_mode=False)
+        code = app(args=argv, prog_name="stitcher", standalone_mode=False)
+        if isinstance(code, int):  # click returns the code of typer.Exit(n) instead of raising
+            return code
     except typer.Exit as done:
         return int(done.exit_code or 0)
     except StitcherError as error:

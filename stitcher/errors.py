@@ -61,3 +61,9 @@ class ModelError(StitcherError):
 
 class FilterError(UsageError):
     """A --where expression is malformed or names an unknown field."""
+
+
+class PruneRefused(StitcherError):
+    """--prune would delete too much (or the listing looks wrong); nothing was deleted."""
+
+    exit_code = 4
