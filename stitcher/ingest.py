@@ -422,42 +422,46 @@ def _claim_sources(
 def _prune_plan(
     stored: Mapping[str, StoredDocument], seen: set[str], found: Discovery, limit: DeleteLimit
 ) -> tuple[list[str], PruneRefused | None]:
-    """The stored documents to delete, or a refusal when the listing looks wrong or too much of
-    a source would go (then nothing is deleted at all)."""
+    """The stored documents to delete, or a refusal (then nothing is deleted at all): when the
+    listing had errors (a root missing or unreadable), a root listed no files, or more of a
+    source would go than `limit` allows."""
     by_root: dict[str, list[str]] = {}
     for doc_id in stored:
         root = found.root_of(doc_id)
         if root is not None:
             by_root.setdefault(root, []).append(doc_id)
     vanished = sorted(d for ids in by_root.values() for d in ids if d not in seen)
-    if not vanished:
-        return [], None
     reasons: list[str] = []
     if found.errors:
         reasons.append(f"the listing had errors ({found.errors[0]})")
     for root, ids in sorted(by_root.items()):
         gone = [d for d in ids if d not in seen]
-        if not gone:
-            continue
-        if limit.allows(len(gone), len(ids)):
+        if not gone or limit.allows(len(gone), len(ids)):
             continue
         listed = sum(1 for f in found.files if found.root_of(f.doc_id) == root)
-        share = f"{len(gone)} of the {len(ids)} stored documents of source {root!r}"
         if listed == 0:
             reasons.append(f"the listing of source {root!r} found no files (not mounted?)")
         else:
-            reasons.append(f"it would delete {share}, more than --max-delete {limit} allows")
+            reasons.append(
+                f"it would delete {len(gone)} of the {len(ids)} stored documents of source "
+                f"{root!r}, more than --max-delete {limit} allows"
+            )
     if not reasons:
         return vanished, None
-    names = ", ".join(vanished[:_REFUSAL_SHOWN])
-    if len(vanished) > _REFUSAL_SHOWN:
-        names += f" and {len(vanished) - _REFUSAL_SHOWN} more"
-    return [], PruneRefused(
-        f"--prune refused, nothing was deleted: {'; '.join(reasons)}. It would have deleted "
-        f"{len(vanished)} document(s): {names}. If the files are really gone, run again with "
-        f"--max-delete {len(vanished)} (or --max-delete 100%)"
-        + ("; fix the listing errors first" if found.errors else "")
-    )
+    message = f"--prune refused, nothing was deleted: {'; '.join(reasons)}."
+    if vanished:
+        names = ", ".join(vanished[:_REFUSAL_SHOWN])
+        if len(vanished) > _REFUSAL_SHOWN:
+            names += f" and {len(vanished) - _REFUSAL_SHOWN} more"
+        message += f" It would have deleted {len(vanished)} document(s): {names}."
+    if found.errors:
+        message += " Fix what could not be listed, or run without --prune."
+    else:
+        message += (
+            f" If the files are really gone, run again with --max-delete {len(vanished)} "
+            "(or --max-delete 100%)."
+        )
+    return [], PruneRefused(message)
 
 
 def _with_mentions(doc: Document, mapping: Mapping[str, Sequence[str]]) -> Document:
