@@ -212,3 +212,17 @@ def test_two_ingest_processes_never_interleave(
         _out, err = first.communicate("", timeout=600)
     assert first.returncode == 0, err
     assert watcher.read() is None
+
+
+def test_of_two_writers_creating_a_free_lease_only_one_succeeds(
+    weaviate_client: Any, collection: str
+) -> None:
+    """The lease is created with a create-only insert: the slower of two racers sees it exists."""
+    first = Lease(weaviate_client, collection, command="ingest")
+    second = Lease(weaviate_client, collection, command="ingest")
+    first._ensure_collection()
+    assert first._create() is True
+    assert second._create() is False
+    stored = first.read()
+    assert stored is not None and stored.token == first._token
+    first.release()
