@@ -15,7 +15,9 @@ the server refuses for an id that exists, so of two writers racing for a free le
 winner reads it back and checks its token. Taking over an expired lease re-reads it, deletes it
 only if it still carries the expired token, and creates a new one (again create-only). What
 remains: a writer that re-read the expired lease and then stalled could delete the fresh lease of
-a writer that took over in that gap; both would then run. The renewal thread notices a lost lease
+a writer that took over in that gap; both would then run. A lease whose holder ran on this very
+machine and whose process is gone (killed, crashed) is taken over at once, without waiting for
+its expiry. The renewal thread notices a lost lease
 and warns. Expiry compares clocks of different machines: keep them in NTP sync (the lease lasts
 minutes, so a few seconds of skew do not matter).
 """
@@ -187,8 +189,8 @@ class Lease:
             if current is None:
                 if self._create() and self._confirmed():
                     return
-            elif current.expires_at <= _now():
-                self._notice(f"taking over an expired lease: {current.describe()}")
+            elif current.expires_at <= _now() or _dead_here(current):
+                self._notice(f"taking over the lease of a writer gone: {current.describe()}")
                 if self._remove_if(current.token) and self._create() and self._confirmed():
                     return
             elif current.token == self._token:
@@ -306,6 +308,20 @@ class Lease:
                 "expires_at": "date",
             },
         )
+
+
+def _dead_here(lease: LeaseInfo) -> bool:
+    """Whether the holder ran on this machine and its process is gone (killed, crashed): then
+    there is no need to wait for the lease to expire."""
+    if lease.host != socket.gethostname() or lease.pid <= 0 or lease.pid == os.getpid():
+        return False
+    try:
+        os.kill(lease.pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, but belongs to another user
+        return False
+    return False
 
 
 def _now() -> dt.datetime:

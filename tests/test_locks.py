@@ -73,7 +73,9 @@ def collection(weaviate_client: Any) -> Iterator[str]:
         leases.data.delete_by_id(Lease(weaviate_client, name, command="x").object_id)
 
 
-def plant_lease(client: Any, collection: str, *, host: str, expires_in: float) -> None:
+def plant_lease(
+    client: Any, collection: str, *, host: str, expires_in: float, pid: int = 4242
+) -> None:
     """A lease as another machine's writer would have left it."""
     lease = Lease(client, collection, command="ingest")
     lease._ensure_collection()
@@ -83,7 +85,7 @@ def plant_lease(client: Any, collection: str, *, host: str, expires_in: float) -
         properties={
             "collection": collection,
             "host": host,
-            "pid": 4242,
+            "pid": pid,
             "command": "ingest",
             "token": "theirs",
             "acquired_at": now - dt.timedelta(hours=1),
@@ -136,7 +138,7 @@ def test_an_expired_lease_of_a_dead_host_is_taken_over(
         url, key, collection, grpc_port=weaviate_server.grpc_port, notice=notices.append
     ) as s:
         s.drop()  # takes the lease over, then releases it
-    assert any("expired lease" in n and "dead-host" in n for n in notices)
+    assert any("lease of a writer gone" in n and "dead-host" in n for n in notices)
     assert Lease(weaviate_client, collection, command="x").read() is None
 
 
@@ -226,3 +228,32 @@ def test_of_two_writers_creating_a_free_lease_only_one_succeeds(
     stored = first.read()
     assert stored is not None and stored.token == first._token
     first.release()
+
+
+def test_a_killed_writer_on_this_machine_is_taken_over_at_once(
+    weaviate_client: Any, collection: str
+) -> None:
+    import socket
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    plant_lease(
+        weaviate_client, collection, host=socket.gethostname(), expires_in=600, pid=gone.pid
+    )
+    lease = Lease(weaviate_client, collection, command="ingest")
+    lease.acquire(wait=False)
+    stored = lease.read()
+    assert stored is not None and stored.pid == os.getpid()
+    lease.release()
+
+
+def test_a_live_writer_on_this_machine_is_not_taken_over(
+    weaviate_client: Any, collection: str
+) -> None:
+    import socket
+
+    plant_lease(
+        weaviate_client, collection, host=socket.gethostname(), expires_in=600, pid=os.getppid()
+    )
+    with pytest.raises(LockHeld, match=f"pid {os.getppid()}"):
+        Lease(weaviate_client, collection, command="ingest").acquire(wait=False)
