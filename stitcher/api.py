@@ -227,7 +227,11 @@ class Stitcher:
         )
 
     def _missing_message(self) -> str:
-        names = sorted(self.client.collections.list_all(simple=True))
+        from stitcher.locks import LEASE_COLLECTION
+        from stitcher.store.weaviate import SOURCES_COLLECTION
+
+        bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
+        names = sorted(set(self.client.collections.list_all(simple=True)) - bookkeeping)
         listing = ", ".join(names) if names else "none yet: run `stitcher ingest PATH` first"
         return f"collection {self.collection!r} does not exist; existing collections: {listing}"
 
