@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,9 +14,8 @@ from stitcher.config import (
     DEFAULT_MAX_EXTEND,
     ConnectionSettings,
     connection_settings,
-    stitcher_home,
 )
-from stitcher.errors import CollectionMissing, LockHeld, ModelError, SettingsMismatch
+from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch
 from stitcher.filters import Condition, Where
 from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary
 from stitcher.models import CollectionSettings, Passage
@@ -136,8 +134,9 @@ class Stitcher:
     ) -> IngestSummary:
         """Bring the collection in line with the documents under `paths` (see stitcher.ingest).
 
-        Two ingests into the same collection never interleave: the second raises LockHeld, or
-        waits for the first with ``wait=True``.
+        Two writers of the same collection never interleave, on one machine or several: the
+        second raises LockHeld, or waits for the first with ``wait=True`` (see stitcher.locks).
+        A dry run reads only and takes no lock.
         """
         from stitcher.embed import resolve_model
         from stitcher.ingest import ingest
@@ -159,13 +158,14 @@ class Stitcher:
                     self._notice(f"warning: no ONNX export: {error}")
             return embedder
 
-        with self._ingest_lock(wait):
+        options = options or IngestOptions()
+        with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
             summary = ingest(
                 self.store,
                 paths,
                 model_name=model_ref.name,
                 embedder=make_embedder,
-                options=options or IngestOptions(),
+                options=options,
                 stdin=stdin,
                 progress=progress,
             )
@@ -173,25 +173,25 @@ class Stitcher:
         return summary
 
     @contextmanager
-    def _ingest_lock(self, wait: bool) -> Iterator[None]:
-        from filelock import FileLock, Timeout
-
-        where = self.connection.url or f"local:{stitcher_home()}"
-        key = hashlib.sha256(f"{where}\x00{self.collection}".encode()).hexdigest()[:16]
-        path = stitcher_home() / "locks" / f"ingest-{key}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(path), timeout=-1 if wait else 0)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise LockHeld(
-                f"another ingest into {self.collection!r} is running; "
-                "wait for it, or pass --wait to queue behind it"
-            ) from None
-        try:
+    def _writer_lock(self, wait: bool, command: str, *, dry_run: bool = False) -> Iterator[None]:
+        """This machine's file lock, then the collection's lease in Weaviate (stitcher.locks)."""
+        if dry_run:
             yield
-        finally:
-            lock.release()
+            return
+        from stitcher.locks import Lease
+
+        with self._ingest_lock(wait, command):
+            lease = Lease(self.client, self.collection, command=command, notice=self._notice)
+            with lease.held(wait=wait):
+                yield
+
+    @contextmanager
+    def _ingest_lock(self, wait: bool, command: str = "ingest") -> Iterator[None]:
+        """The file lock alone: writers on this machine (the lease covers other machines)."""
+        from stitcher.locks import local_lock
+
+        with local_lock(self.connection, self.collection, wait=wait, command=command):
+            yield
 
     # -- search ----------------------------------------------------------------------------
 
@@ -227,7 +227,11 @@ class Stitcher:
         )
 
     def _missing_message(self) -> str:
-        names = sorted(self.client.collections.list_all(simple=True))
+        from stitcher.locks import LEASE_COLLECTION
+        from stitcher.store.weaviate import SOURCES_COLLECTION
+
+        bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
+        names = sorted(set(self.client.collections.list_all(simple=True)) - bookkeeping)
         listing = ", ".join(names) if names else "none yet: run `stitcher ingest PATH` first"
         return f"collection {self.collection!r} does not exist; existing collections: {listing}"
 
@@ -353,7 +357,7 @@ class Stitcher:
         from stitcher.embed import resolve_model
         from stitcher.seed_layout import adopt
 
-        with self._ingest_lock(wait):
+        with self._writer_lock(wait, "adopt"):
             report = adopt(
                 self.client,
                 self.collection,
@@ -461,13 +465,25 @@ class Stitcher:
 
         return StitchedRetriever(stitcher=self, **kwargs)
 
-    def drop(self) -> bool:
-        """Delete the whole collection. Returns False when it did not exist."""
-        if not self.store.exists():
-            return False
-        self.client.collections.delete(self.collection)
+    def drop(self, *, wait: bool = False) -> bool:
+        """Delete the whole collection (and its registered sources). Returns False when it did
+        not exist. Waits for, or refuses (LockHeld) while, another writer holds it."""
+        with self._writer_lock(wait, "drop"):
+            if not self.store.exists():
+                return False
+            self.client.collections.delete(self.collection)
+            self.store.forget_sources()
+        self._store = None
         self._settings = None
         return True
+
+    def load_entities(self, entities: Sequence[Any], *, wait: bool = False) -> Any:
+        """Create or update entities and re-link stored mentions (`stitcher entities load`),
+        holding the collection's writer lock. Returns the graph store's LoadReport."""
+        from stitcher.graph.store import EntityStore
+
+        with self._writer_lock(wait, "entities load"):
+            return EntityStore(self.client, self.collection).load(entities)
 
 
 class _NoticeProgress:

@@ -1,8 +1,9 @@
 """The `stitcher` command: parse flags, call the library, render. No logic of its own.
 
 Exit codes (one place: `main`; the values are stitcher.errors.ExitStatus): 0 success, 1 error,
-2 usage error (bad flags, empty query, ambiguous name), 3 ingest finished but some inputs could not
-be read, 4 --prune refused, 5 another ingest is running, 130 interrupted.
+2 usage error (bad flags, empty query, ambiguous name, a source name taken by another folder),
+3 ingest finished but some inputs could not be read, 4 --prune refused to delete (nothing
+deleted), 5 another writer holds the collection, 130 interrupted.
 
 User text (file and collection names, queries, error messages) is never parsed as rich markup:
 both consoles are created with markup off, and styled lines are built from `Text` pieces.
@@ -202,6 +203,20 @@ def ingest(
         bool,
         typer.Option(help="Delete stored documents whose files vanished from the given folders."),
     ] = False,
+    max_delete: Annotated[
+        str | None,
+        typer.Option(
+            help="What --prune may delete per source: N documents or P% of its stored ones "
+            "(default 50%); beyond it nothing is deleted (exit 4)."
+        ),
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            help="Name of the source (document ids start with it; --prune stays within it). "
+            "Default: the folder's name."
+        ),
+    ] = None,
     dry_run: Annotated[bool, typer.Option(help="Show what would change; write nothing.")] = False,
     wait: Annotated[
         bool,
@@ -215,7 +230,7 @@ def ingest(
     """Load documents (250/50 chunks, deterministic ids, parent_id chain); safe to re-run."""
     from stitcher import render
     from stitcher.graph import read_mentions_file
-    from stitcher.ingest import IngestOptions
+    from stitcher.ingest import DeleteLimit, IngestOptions
 
     options = IngestOptions(
         chunk_size=chunk_size,
@@ -227,6 +242,8 @@ def ingest(
         tags_from_dirs=tags_from_dirs,
         batch_size=batch_size,
         mentions=read_mentions_file(mentions_from) if mentions_from else None,
+        source=source,
+        max_delete=DeleteLimit.parse(max_delete) if max_delete is not None else None,
     )
     err = _err()
     display = render.IngestDisplay(err) if err.is_terminal else render.QuietDisplay(err)
@@ -248,6 +265,8 @@ def ingest(
             ):
                 for name in names:
                     typer.echo(f"  would {label}: {name}")
+    if summary.exit_code == 4 and summary.prune_refused is not None:
+        raise summary.prune_refused
     raise typer.Exit(summary.exit_code)
 
 
@@ -431,6 +450,9 @@ def adopt(
 def drop(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     yes: Annotated[bool, typer.Option("--yes", help="Really delete it.")] = False,
+    wait: Annotated[
+        bool, typer.Option(help="Wait for a running writer (ingest, ...) instead of exiting.")
+    ] = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
@@ -441,7 +463,7 @@ def drop(
     if not yes:
         raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
     with _stitcher(url, api_key, grpc_port, collection) as s:
-        existed = s.drop()
+        existed = s.drop(wait=wait)
     _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
 
 

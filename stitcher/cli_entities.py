@@ -51,6 +51,9 @@ def load(
     ],
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
+    wait: Annotated[
+        bool, typer.Option(help="Wait for a running writer (ingest, ...) instead of exiting.")
+    ] = False,
     as_json: _JsonOpt = False,
     url: _UrlOpt = None,
     api_key: _KeyOpt = None,
@@ -59,11 +62,10 @@ def load(
     """Create or update entities and their links (idempotent), then re-link stored mentions."""
     from stitcher.api import Stitcher
     from stitcher.graph.model import read_entities
-    from stitcher.graph.store import EntityStore
 
     entities = [entity for path in files for entity in read_entities(path, kind)]
     with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
-        report = EntityStore(s.client, s.collection).load(entities)
+        report = s.load_entities(entities, wait=wait)
     if as_json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
     else:

@@ -1,8 +1,10 @@
 """Deterministic chunk ids and the records written for one document.
 
-An id depends on the collection, the document, the document version and the chunk's position, so
+An id depends on the collection, the document (whose id starts with its source), the document
+version (which includes the text rules version, stitcher.rules) and the chunk's position, so
 re-ingesting an unchanged document rewrites the same objects instead of adding duplicates, and a
-changed document gets new ids that never collide with the old version's.
+changed document — or one stored under older text rules — gets new ids that never collide with
+the old version's.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from stitcher import rules
 from stitcher.config import DEFAULT_MAX_EXTEND
 from stitcher.errors import UsageError
 from stitcher.models import Chunk, ChunkContext, ChunkRecord, Document, sha256_hex
@@ -58,7 +61,7 @@ def chunk_uuid(collection: str, doc_id: str, doc_hash: str, index: int) -> str:
 
     Args:
         collection: Collection name in any accepted spelling; it is canonicalised first.
-        doc_id: Stable document id (path relative to the ingest root).
+        doc_id: Stable document id ("<source>/<path relative to the ingest root>").
         doc_hash: Hash of the document version (`Document.doc_hash`).
         index: Position of the chunk in the document, from 0.
 
@@ -167,6 +170,7 @@ def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> li
                 context=context,
                 parent_id=parent_id,
                 metadata=metadata,
+                rules=rules.TEXT_RULES_VERSION,
             )
         )
         parent_id = record_id

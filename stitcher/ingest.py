@@ -9,6 +9,19 @@ record table to drift). The order of writes is what makes re-runs and crashes sa
   version incomplete, rewrites it under the same ids (reusing stored vectors, so it costs no
   embeddings) and only then deletes the rest;
 * nothing is deleted for a document whose new version had any write failure.
+
+Sources: every document belongs to one source, the first segment of its id ("docs/a/b.md" is
+source "docs"). A source is a folder's name unless `--source` names it; the collection records
+the folder each source is ingested from (`ChunkStore.register_source`), so another folder with
+the same name is refused before anything is written, and `--prune` only ever looks at the
+sources of this run.
+
+Prune is guarded: when a root could not be listed, listed no files, or more of a source's
+documents would go than `--max-delete` allows, every add and update still happens but nothing
+is deleted, and the summary carries the `PruneRefused` (exit code 4).
+
+Text rules: a document stored under other text rules (stitcher.rules) is not "unchanged": it is
+rebuilt, reusing the vectors of chunks whose text did not change.
 """
 
 from __future__ import annotations
@@ -17,13 +30,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from stitcher import rules
 from stitcher.chunking import split
-from stitcher.errors import SettingsMismatch, StitcherError, UsageError
+from stitcher.errors import ExitStatus, PruneRefused, SettingsMismatch, StitcherError, UsageError
 from stitcher.ids import build_records
 from stitcher.models import ChunkRecord, CollectionSettings, Document, StoredDocument, WriteFailure
 from stitcher.store.base import ChunkStore
+
+if TYPE_CHECKING:
+    from stitcher.loaders import Discovery
 
 #: Embedding batches per write group. A group is embedded, then uploaded while the next group is
 #: embedded; several batches per group let the embedder sort chunks by length (less padding).
@@ -31,6 +48,50 @@ BATCHES_PER_GROUP = 8
 
 #: Documents with unresolved mentions listed one by one in the notices (all are in --json).
 _UNRESOLVED_SHOWN = 10
+
+#: Document names a prune refusal lists before "and N more".
+_REFUSAL_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class DeleteLimit:
+    """How many of a source's stored documents one `--prune` run may delete.
+
+    `count`: at most this many documents per source; `percent`: at most this share of the
+    source's stored documents (those the listing covers). The default allows half.
+    """
+
+    count: int | None = None
+    percent: float | None = 50.0
+
+    @classmethod
+    def parse(cls, text: str) -> DeleteLimit:
+        """ "N" (documents) or "P%" (of each source's stored documents); UsageError otherwise."""
+        value = text.strip()
+        try:
+            if value.endswith("%"):
+                percent = float(value[:-1])
+                if 0 <= percent <= 100:
+                    return cls(count=None, percent=percent)
+            elif int(value) >= 0:
+                return cls(count=int(value), percent=None)
+        except ValueError:
+            pass
+        raise UsageError(
+            f"--max-delete {text!r}: give a number of documents (e.g. 20) or a percentage of "
+            "each source's stored documents (e.g. 10%, 100%)"
+        )
+
+    def allows(self, deleting: int, stored: int) -> bool:
+        """Whether deleting `deleting` of `stored` documents stays within the limit."""
+        if self.count is not None and deleting > self.count:
+            return False
+        return not (self.percent is not None and deleting * 100 > self.percent * stored)
+
+    def __str__(self) -> str:
+        if self.count is not None:
+            return str(self.count)
+        return f"{self.percent:g}%"
 
 
 class DocumentEmbedder(Protocol):
@@ -85,6 +146,11 @@ class IngestOptions:
     #: Names each document mentions, by doc id or path (stitcher.graph.read_mentions_file);
     #: added to the `mentions` of its front matter.
     mentions: Mapping[str, Sequence[str]] | None = None
+    #: The source the documents belong to (first segment of their ids); None: each folder's
+    #: own name. Naming it also re-attaches a source to a folder it was not registered from.
+    source: str | None = None
+    #: What --prune may delete before it refuses (PruneRefused); None: the default, 50%.
+    max_delete: DeleteLimit | None = None
 
 
 @dataclass
@@ -98,6 +164,12 @@ class IngestSummary:
     deleted: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
+    #: Of `updated`: documents stored under other text rules (stitcher.rules), rebuilt.
+    rebuilt: list[str] = field(default_factory=list)
+    #: Files with no text (placeholders): skipped with a notice, not an error.
+    empty: list[str] = field(default_factory=list)
+    #: Set when --prune refused to delete (nothing was deleted); exit code 4.
+    prune_refused: PruneRefused | None = None
     skipped_unsupported: int = 0
     chunks_written: int = 0
     embedded: int = 0
@@ -110,12 +182,15 @@ class IngestSummary:
 
     @property
     def exit_code(self) -> int:
-        """0 all good, 1 some chunks could not be written, 3 some inputs could not be read."""
+        """What the run's outcome means for a script: some documents not stored beats a refused
+        prune beats unreadable inputs (empty files are not an error)."""
         if self.failed:
-            return 1
+            return ExitStatus.FAILED
+        if self.prune_refused is not None:
+            return ExitStatus.PRUNE_REFUSED
         if self.unreadable:
-            return 3
-        return 0
+            return ExitStatus.UNREADABLE
+        return ExitStatus.OK
 
     def to_json(self) -> dict[str, Any]:
         """The `--json` object: counts of documents, chunk counters, and the problems by name."""
@@ -123,10 +198,13 @@ class IngestSummary:
             "collection": self.collection,
             "added": len(self.added),
             "updated": len(self.updated),
+            "rebuilt": len(self.rebuilt),
             "unchanged": len(self.unchanged),
             "deleted": len(self.deleted),
             "failed": len(self.failed),
             "unreadable": len(self.unreadable),
+            "empty": len(self.empty),
+            "prune_refused": str(self.prune_refused) if self.prune_refused else None,
             "chunks_written": self.chunks_written,
             "embedded": self.embedded,
             "reused_vectors": self.reused_vectors,
@@ -138,22 +216,31 @@ class IngestSummary:
             "documents": {
                 "added": self.added,
                 "updated": self.updated,
+                "rebuilt": self.rebuilt,
                 "deleted": self.deleted,
+                "empty": self.empty,
             },
         }
 
     def one_line(self) -> str:
         """The summary a cron mail shows."""
         verb = "would be" if self.dry_run else ""
+        updated = f"{len(self.updated)} updated"
+        if self.rebuilt:
+            updated += f" ({len(self.rebuilt)} rebuilt for new text rules)"
         parts = [
             f"{len(self.added)} added",
-            f"{len(self.updated)} updated",
+            updated,
             f"{len(self.unchanged)} unchanged",
             f"{len(self.deleted)} deleted",
             f"{len(self.failed)} failed",
         ]
         if self.unreadable:
             parts.append(f"{len(self.unreadable)} unreadable")
+        if self.empty:
+            parts.append(f"{len(self.empty)} empty")
+        if self.prune_refused is not None:
+            parts.append("prune refused")
         if self.unresolved_mentions:
             count = sum(len(names) for names in self.unresolved_mentions.values())
             parts.append(f"{count} unresolved mention(s)")
@@ -190,16 +277,19 @@ def ingest(
 
     `embedder` is called only when some chunk needs a vector, so a run over unchanged documents
     never loads the model. Raises StitcherError for problems with the whole run (settings
-    mismatch, bad options); per-file problems are reported in the summary.
+    mismatch, bad options, a source name taken by another folder) before anything is written;
+    per-file problems, and a refused prune, are reported in the summary.
     """
     from stitcher.chunking import validate_chunk_settings
-    from stitcher.loaders import discover, load
+    from stitcher.loaders import EmptyDocument, discover, load
 
     validate_chunk_settings(options.chunk_size, options.chunk_overlap)
     if not paths:
         raise UsageError(
             "nothing to ingest: give one or more files or directories (or - for stdin)"
         )
+    if options.source is not None:
+        _check_source_option(options.source, paths)
     progress = progress or SilentProgress()
     started = time.monotonic()
     summary = IngestSummary(collection=store.name, dry_run=options.dry_run)
@@ -212,19 +302,15 @@ def ingest(
     )
     existing_settings = _check_settings(store, wanted)
 
-    found = discover(paths, glob=options.glob, stdin=stdin)
+    found = discover(paths, glob=options.glob, stdin=stdin, source=options.source)
     for error in found.errors:
         summary.unreadable[_error_subject(error)] = str(error)
     summary.skipped_unsupported = len(found.skipped)
+    _claim_sources(store, found, existing_settings is not None, options, progress)
     stored = store.documents() if existing_settings is not None else {}
     progress.planned(len(found.files))
 
-    seen = {src.doc_id for src in found.files}
-    vanished = _vanished(stored, seen, found.covers) if options.prune else []
-    if options.prune and found.errors:
-        progress.notice("not pruning: some inputs could not be listed (see the errors above)")
-        vanished = []
-
+    empty: set[str] = set()
     pipeline = None
     if not options.dry_run:
         pipeline = _Pipeline(store, wanted, existing_settings, embedder, options, summary, progress)
@@ -232,6 +318,13 @@ def ingest(
         for src in found.files:
             try:
                 doc = load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
+            except EmptyDocument as notice:
+                # A placeholder is no error; under --prune its stored version counts as gone.
+                empty.add(src.doc_id)
+                summary.empty.append(src.doc_id)
+                progress.notice(str(notice))
+                progress.file_done(src.source)
+                continue
             except StitcherError as error:
                 summary.unreadable[src.source] = str(error)
                 progress.file_done(src.source)
@@ -245,6 +338,8 @@ def ingest(
                 progress.file_done(src.source)
                 continue
             (summary.updated if previous is not None else summary.added).append(doc.doc_id)
+            if previous is not None and previous.rules != {rules.TEXT_RULES_VERSION}:
+                summary.rebuilt.append(doc.doc_id)
             if pipeline is None:  # dry run: decided, nothing to write
                 progress.file_done(src.source)
                 continue
@@ -253,7 +348,14 @@ def ingest(
     finally:
         if pipeline is not None:
             pipeline.close()
+    summary.rebuilt = [doc_id for doc_id in summary.rebuilt if doc_id in summary.updated]
 
+    vanished: list[str] = []
+    if options.prune:
+        seen = {src.doc_id for src in found.files} - empty
+        vanished, summary.prune_refused = _prune_plan(
+            stored, seen, found, options.max_delete or DeleteLimit()
+        )
     if options.dry_run:
         summary.deleted = vanished
         summary.seconds = time.monotonic() - started
@@ -266,6 +368,100 @@ def ingest(
         summary.deleted.append(doc_id)
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _check_source_option(source: str, paths: Sequence[str]) -> None:
+    """--source names one folder's (or file's) documents; it must be usable as an id prefix."""
+    if not source.strip() or source != source.strip() or source in (".", ".."):
+        raise UsageError(f"--source {source!r}: give a name such as `--source manuals`")
+    if "/" in source or any(ord(c) < 32 for c in source):
+        raise UsageError(f"--source {source!r}: a source name cannot contain '/' or control codes")
+    if len(paths) != 1 or paths[0] == "-":
+        raise UsageError(
+            "--source names the documents of one folder: give exactly one PATH (not -), and "
+            "run once per folder, each with its own --source"
+        )
+
+
+def _claim_sources(
+    store: ChunkStore,
+    found: Discovery,
+    collection_exists: bool,
+    options: IngestOptions,
+    progress: IngestProgress,
+) -> None:
+    """Check that no other folder already owns this run's sources, then record them.
+
+    Raises UsageError (nothing written) when a folder would take over the source of another
+    folder with the same name; an explicit --source moves the source instead. Documents stored
+    before sources were recorded belong to the source of their id's first segment, so the first
+    folder to claim that name takes them over.
+    """
+    registered = store.source_roots() if collection_exists else {}
+    claims: dict[str, str] = {}
+    for name, folder in sorted(found.folders.items()):
+        previous = registered.get(name)
+        if previous == folder:
+            continue
+        if previous is not None and options.source is None:
+            raise UsageError(
+                f"source {name!r} of collection {store.name!r} is the folder {previous}, not "
+                f"{folder}: both would share document ids ({name}/...) and --prune would delete "
+                "each other's documents. Give this folder its own name with --source NAME; or, "
+                f"if the folder moved, re-attach it with --source {name}"
+            )
+        if previous is not None:
+            progress.notice(f"source {name!r}: moved from {previous} to {folder}")
+        claims[name] = folder
+    if options.dry_run:
+        return
+    for name, folder in claims.items():
+        store.register_source(name, folder)
+
+
+def _prune_plan(
+    stored: Mapping[str, StoredDocument], seen: set[str], found: Discovery, limit: DeleteLimit
+) -> tuple[list[str], PruneRefused | None]:
+    """The stored documents to delete, or a refusal (then nothing is deleted at all): when the
+    listing had errors (a root missing or unreadable), a root listed no files, or more of a
+    source would go than `limit` allows."""
+    by_root: dict[str, list[str]] = {}
+    for doc_id in stored:
+        root = found.root_of(doc_id)
+        if root is not None:
+            by_root.setdefault(root, []).append(doc_id)
+    vanished = sorted(d for ids in by_root.values() for d in ids if d not in seen)
+    reasons: list[str] = []
+    if found.errors:
+        reasons.append(f"the listing had errors ({found.errors[0]})")
+    for root, ids in sorted(by_root.items()):
+        gone = [d for d in ids if d not in seen]
+        if not gone or limit.allows(len(gone), len(ids)):
+            continue
+        listed = sum(1 for f in found.files if found.root_of(f.doc_id) == root)
+        if listed == 0:
+            reasons.append(f"the listing of source {root!r} found no files (not mounted?)")
+        else:
+            reasons.append(
+                f"it would delete {len(gone)} of the {len(ids)} stored documents of source "
+                f"{root!r}, more than --max-delete {limit} allows"
+            )
+    if not reasons:
+        return vanished, None
+    message = f"--prune refused, nothing was deleted: {'; '.join(reasons)}."
+    if vanished:
+        names = ", ".join(vanished[:_REFUSAL_SHOWN])
+        if len(vanished) > _REFUSAL_SHOWN:
+            names += f" and {len(vanished) - _REFUSAL_SHOWN} more"
+        message += f" It would have deleted {len(vanished)} document(s): {names}."
+    if found.errors:
+        message += " Fix what could not be listed, or run without --prune."
+    else:
+        message += (
+            f" If the files are really gone, run again with --max-delete {len(vanished)} "
+            "(or --max-delete 100%)."
+        )
+    return [], PruneRefused(message)
 
 
 def _with_mentions(doc: Document, mapping: Mapping[str, Sequence[str]]) -> Document:
@@ -333,15 +529,12 @@ def _check_settings(store: ChunkStore, wanted: CollectionSettings) -> Collection
 
 
 def _is_complete(previous: StoredDocument, doc_hash: str, chunk_count: int) -> bool:
-    """Stored exactly as this version: one version only, and all of its chunks."""
-    return previous.doc_hashes == frozenset({doc_hash}) and previous.chunk_count == chunk_count
-
-
-def _vanished(
-    stored: dict[str, StoredDocument], seen: set[str], covers: Callable[[str], bool]
-) -> list[str]:
-    """Stored documents this listing covers (same roots, same --glob) whose files are gone."""
-    return sorted(doc_id for doc_id in stored if doc_id not in seen and covers(doc_id))
+    """Stored exactly as this version: one version only, all of its chunks, current rules."""
+    return (
+        previous.doc_hashes == frozenset({doc_hash})
+        and previous.chunk_count == chunk_count
+        and previous.rules == frozenset({rules.TEXT_RULES_VERSION})
+    )
 
 
 def _error_subject(error: Exception) -> str:

@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from stitcher import rules
+
 
 def sha256_hex(text: str) -> str:
     """Hex SHA-256 of the UTF-8 encoding of `text`."""
@@ -31,11 +33,12 @@ class Document:
 
     @property
     def doc_hash(self) -> str:
-        """Hash of text and metadata (except `volatile` keys): a change makes a new version."""
+        """Hash of text and metadata (except `volatile` keys) and of the text rules in force
+        (stitcher.rules): a change of any of them makes a new version."""
         meta = repr(
             sorted((k, repr(v)) for k, v in self.metadata.items() if k not in self.volatile)
         )
-        return sha256_hex(self.text + "\x00" + meta)
+        return sha256_hex(rules.TEXT_RULES_VERSION + "\x00" + self.text + "\x00" + meta)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class ChunkRecord:
     starts_sentence: bool | None = None
     ends_sentence: bool | None = None
     context: ChunkContext | None = None
+    #: stitcher.rules.TEXT_RULES_VERSION the chunk was made with (None: before rules were stored).
+    rules: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,8 @@ class StoredDocument:
     doc_hashes: frozenset[str]
     chunk_count: int
     source: str
+    #: Text rules versions of its chunks ("" for chunks stored without one).
+    rules: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -224,10 +224,6 @@ def test_sigint_to_a_running_ingest_is_130(weaviate_server: Any, tmp_path: Path)
         pass
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the prune guard (PruneRefused) comes with branch h-sources: drop this mark there",
-)
 def test_prune_of_an_empty_folder_is_refused_with_4(weaviate_server: Any, tmp_path: Path) -> None:
     """A folder that is suddenly empty (an unmounted share) must not prune the collection."""
     corpus = _corpus(tmp_path / "docs")

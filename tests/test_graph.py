@@ -556,7 +556,8 @@ def test_reloading_entities_and_reingesting_change_nothing(
     assert report["chunks_relinked"] == 0 and report["unresolved_mentions"] == {}
     root = tmp_path / "again"
     shutil.copytree(NEWS / "articles", root / "articles")
-    summary = run_json(capsys, "ingest", str(root / "articles"), "-c", news)
+    # Another folder of the same name is another source unless named: re-attach it.
+    summary = run_json(capsys, "ingest", str(root / "articles"), "-c", news, "--source", "articles")
     assert summary["unchanged"] == len(ARTICLES) and summary["chunks_written"] == 0
     found = search(
         capsys, news, "--latest", "-w", "mentions.country=France", "-w", "sentiment<-0.5"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from stitcher.errors import SettingsMismatch
-from stitcher.ingest import IngestOptions, ingest
+from stitcher.ingest import IngestOptions, SilentProgress, ingest
 from stitcher.models import ChunkRecord
 from tests.fakes import FakeEmbedder
 
@@ -167,12 +167,56 @@ def test_unreadable_input_is_reported_and_harms_nothing(store: Any, corpus: Path
     run(store, corpus)
     before = {r.id for r in _all(store)}
     (corpus / "broken.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
-    (corpus / "rail.txt").write_bytes(b"")  # emptied: unreadable now, must not be deleted
+    (corpus / "rail.txt").write_bytes(b"\x00\x01binary now")  # unreadable: must not be deleted
     summary = run(store, corpus, prune=True)
     assert summary.exit_code == 3
     assert any("broken.txt" in m for m in summary.unreadable.values())
     assert any("rail.txt" in m for m in summary.unreadable.values())
+    assert summary.deleted == []
     assert {r.id for r in _all(store)} == before
+
+
+def test_an_empty_file_is_skipped_with_a_notice_not_an_error(store: Any, corpus: Path) -> None:
+    (corpus / "placeholder.txt").write_bytes(b"")
+    (corpus / "blank.md").write_text("  \n\n", encoding="utf-8")
+    notices: list[str] = []
+
+    class Notices(SilentProgress):
+        def notice(self, message: str) -> None:
+            notices.append(message)
+
+    embedder = FakeEmbedder()
+    summary = ingest(
+        store,
+        [str(corpus)],
+        model_name=embedder.name,
+        embedder=lambda: embedder,
+        progress=Notices(),
+    )
+    assert summary.exit_code == 0 and summary.unreadable == {}
+    assert sorted(summary.empty) == ["docs/blank.md", "docs/placeholder.txt"]
+    assert len(summary.added) == 3
+    assert "2 empty" in summary.one_line()
+    assert any("placeholder.txt" in n and "empty" in n for n in notices)
+    assert set(store.documents()) == {"docs/zh/tea.txt", "docs/rail.txt", "docs/short.md"}
+
+
+def test_an_emptied_file_stays_stored_without_prune(store: Any, corpus: Path) -> None:
+    run(store, corpus)
+    before = {r.id for r in _all(store)}
+    (corpus / "rail.txt").write_bytes(b"")
+    summary = run(store, corpus)
+    assert summary.exit_code == 0 and summary.empty == ["docs/rail.txt"]
+    assert {r.id for r in _all(store)} == before
+
+
+def test_an_emptied_file_counts_as_gone_under_prune(store: Any, corpus: Path) -> None:
+    run(store, corpus)
+    kept = {r.id for r in _all(store) if r.doc_id != "docs/rail.txt"}
+    (corpus / "rail.txt").write_bytes(b"")
+    summary = run(store, corpus, prune=True)
+    assert summary.exit_code == 0 and summary.deleted == ["docs/rail.txt"]
+    assert {r.id for r in _all(store)} == kept
 
 
 def test_a_partial_version_is_completed_on_the_next_run(store: Any, corpus: Path) -> None:

@@ -18,6 +18,7 @@ from stitcher.loaders.discovery import (
     Discovery,
     SourceFile,
     compile_glob,
+    default_source_name,
     discover,
 )
 from stitcher.loaders.formats import READERS
@@ -27,11 +28,17 @@ from stitcher.models import Document
 __all__ = [
     "SUPPORTED_EXTENSIONS",
     "Discovery",
+    "EmptyDocument",
     "SourceFile",
     "compile_glob",
+    "default_source_name",
     "discover",
     "load",
 ]
+
+
+class EmptyDocument(LoadError):
+    """The file has no text to index (a placeholder): skipped with a notice, not an error."""
 
 
 def load(
@@ -67,8 +74,9 @@ def load(
         The document; `text` is what chunk offsets refer to.
 
     Raises:
-        LoadError: The file is missing, unreadable, empty, binary, undecodable, malformed or of
-            an unsupported type; the message names the file.
+        EmptyDocument: The file is empty or has no text (whitespace only, a PDF of images).
+        LoadError: The file is missing, unreadable, binary, undecodable, malformed or of an
+            unsupported type; the message names the file.
     """
     reader = READERS.get(src.path.suffix.lower())
     if reader is None:
@@ -77,10 +85,12 @@ def load(
             f"supported: {', '.join(SUPPORTED_EXTENSIONS)}"
         )
     data, mtime = _read(src)
+    if not data:
+        raise EmptyDocument(f"{src.source}: empty file; skipped")
     extracted = reader(data, src.source)
     del data
     if not extracted.text.strip():
-        raise LoadError(f"{src.source}: empty; the file has no text to index")
+        raise EmptyDocument(f"{src.source}: empty (no text to index); skipped")
     metadata: dict[str, Any] = {**extracted.meta, **read_sidecar(src.path, src.source)}
     metadata["title"] = _title(metadata.get("title"), src)
     volatile = frozenset() if metadata.get("date") is not None else frozenset({"date"})

@@ -40,6 +40,8 @@ class Discovery:
             doc_id under "samples/", a file root covers its own doc_id.
         skipped: Files with unsupported extensions found while walking directories.
         glob: The --glob filter that was applied under directories, if any.
+        folders: The absolute path of each directory root, by its source name (the root's
+            document-id prefix): what a collection registers per source.
     """
 
     files: list[SourceFile] = field(default_factory=list)
@@ -47,6 +49,7 @@ class Discovery:
     roots: list[str] = field(default_factory=list)
     skipped: list[Path] = field(default_factory=list)
     glob: str | None = None
+    folders: dict[str, str] = field(default_factory=dict)
 
     def covers(self, doc_id: str) -> bool:
         """Whether `doc_id` lies in what this run looked at (so --prune may remove it).
@@ -54,17 +57,27 @@ class Discovery:
         A doc_id under a directory root must also match the glob, so `--glob "*.md" --prune`
         leaves the other stored documents of that directory alone.
         """
+        return self.root_of(doc_id) is not None
+
+    def root_of(self, doc_id: str) -> str | None:
+        """The root (source) whose listing covers `doc_id` (see `covers`), or None."""
         matcher = compile_glob(self.glob) if self.glob else None
         for root in self.roots:
             if doc_id == root:
-                return True
+                return root
             if doc_id.startswith(root + "/"):
-                return matcher is None or matcher(doc_id[len(root) + 1 :])
-        return False
+                if matcher is None or matcher(doc_id[len(root) + 1 :]):
+                    return root
+                return None
+        return None
 
 
 def discover(
-    paths: Sequence[str], *, glob: str | None = None, stdin: IO[str] | None = None
+    paths: Sequence[str],
+    *,
+    glob: str | None = None,
+    stdin: IO[str] | None = None,
+    source: str | None = None,
 ) -> Discovery:
     """Find the files to load under `paths`.
 
@@ -74,20 +87,23 @@ def discover(
     directory that is already being walked (a loop: reported as an error). A file reached twice
     (e.g. named alone and also inside a named directory) is kept once, under its first doc_id.
 
-    Document ids do not depend on the current directory: a file found under a directory argument
-    gets "<directory name>/<path relative to it>" ("samples/zh/a.txt" for both `./samples` and
-    `/abs/samples`); a file argument gets its file name. "-" reads more paths from `stdin`,
-    one per line.
+    Document ids do not depend on the current directory or the machine: a file found under a
+    directory argument gets "<source>/<path relative to it>", where the source is `source` or
+    else the directory's name ("samples/zh/a.txt" for both `./samples` and `/abs/samples`); a
+    file argument gets "<source>/<file name>", or its file name alone without `source`. "-"
+    reads more paths from `stdin`, one per line.
 
     Args:
         paths: Files and directories as the user gave them.
         glob: Pattern for files under directories, e.g. "**/*.md" (see `compile_glob`).
         stdin: Where "-" reads paths from; sys.stdin when None.
+        source: The source name every document id starts with (`stitcher ingest --source`);
+            must not contain "/".
 
     Returns:
         Files to load (sorted by doc_id), errors, roots, skipped files.
     """
-    walker = _Walker(Discovery(glob=glob), compile_glob(glob) if glob else None)
+    walker = _Walker(Discovery(glob=glob), compile_glob(glob) if glob else None, source)
     stdin_read = False
     for arg in paths:
         if arg == "-":
@@ -105,6 +121,15 @@ def discover(
     result.files.sort(key=lambda f: f.doc_id)
     result.skipped.sort()
     return result
+
+
+def default_source_name(folder: str) -> str:
+    """The source a folder's documents belong to without --source: the folder's own name.
+
+    It depends neither on the current directory nor on the machine, so a cron job on another
+    host ingesting the same path keeps the same document ids.
+    """
+    return os.path.basename(os.path.abspath(folder)) or "root"
 
 
 def compile_glob(pattern: str) -> _GlobMatcher:
@@ -160,9 +185,10 @@ def _glob_to_regex(pattern: str) -> str:
 
 
 class _Walker:
-    def __init__(self, result: Discovery, glob: _GlobMatcher | None) -> None:
+    def __init__(self, result: Discovery, glob: _GlobMatcher | None, source: str | None) -> None:
         self.result = result
         self.glob = glob
+        self.source = source
         self.by_doc_id: dict[str, SourceFile] = {}
         self.seen_files: set[tuple[int, int]] = set()
         self.dir_roots: dict[str, tuple[str, tuple[int, int]]] = {}
@@ -181,9 +207,11 @@ class _Walker:
                     f"supported: {', '.join(SUPPORTED_EXTENSIONS)}"
                 )
                 return
-            if name not in self.result.roots:
-                self.result.roots.append(name)
-            self._add_file(Path(arg), name, arg, (stat.st_dev, stat.st_ino))
+            doc_id = f"{self.source}/{name}" if self.source else name
+            root = self.source or name
+            if root not in self.result.roots:
+                self.result.roots.append(root)
+            self._add_file(Path(arg), doc_id, arg, (stat.st_dev, stat.st_ino))
         else:
             self._error(f"{arg}: not a regular file or directory")
 
@@ -195,16 +223,18 @@ class _Walker:
             return None
 
     def _add_root_dir(self, arg: str, key: tuple[int, int]) -> None:
-        name = os.path.basename(os.path.abspath(arg)) or "root"
+        name = self.source or default_source_name(arg)
         previous = self.dir_roots.get(name)
         if previous is not None:
             if previous[1] != key:
                 self._error(
                     f"{arg}: its documents would get the same ids as those of {previous[0]} "
-                    f"(both directories are named {name!r}); ingest them separately"
+                    f"(both directories are named {name!r}); ingest them separately, each with "
+                    "its own --source"
                 )
             return
         self.dir_roots[name] = (arg, key)
+        self.result.folders[name] = os.path.abspath(arg)
         if name not in self.result.roots:
             self.result.roots.append(name)
         self._walk(arg, name, "", frozenset({key}))

@@ -48,6 +48,14 @@ class ChunkStore(Protocol):
         """Every document in the collection, keyed by doc_id (walks the whole collection)."""
         ...
 
+    def source_roots(self) -> dict[str, str]:
+        """The folder each source of the collection was first ingested from, by source name."""
+        ...
+
+    def register_source(self, name: str, root: str) -> None:
+        """Record (or move) source `name` to the folder `root`."""
+        ...
+
     def vectors_by_chunk_hash(
         self, doc_id: str, chunk_hashes: Iterable[str]
     ) -> dict[str, list[float]]:

@@ -60,6 +60,7 @@ class MemoryStore:
         self._objects: dict[str, tuple[dict[str, Any], list[float]]] = {}
         self._extras: dict[str, ExtraProperty] = {}
         self._dimension: int | None = None
+        self._source_roots: dict[str, str] = {}
 
     @property
     def name(self) -> str:
@@ -90,15 +91,27 @@ class MemoryStore:
         hashes: dict[str, set[str]] = {}
         counts: Counter[str] = Counter()
         sources: dict[str, str] = {}
+        rules: dict[str, set[str]] = {}
         for properties, _vector in self._objects.values():
             doc_id = properties["doc_id"]
             hashes.setdefault(doc_id, set()).add(properties["doc_hash"])
             counts[doc_id] += 1
             sources[doc_id] = properties["source"]
+            rules.setdefault(doc_id, set()).add(properties.get("rules") or "")
         return {
-            doc_id: StoredDocument(doc_id, frozenset(found), counts[doc_id], sources[doc_id])
+            doc_id: StoredDocument(
+                doc_id, frozenset(found), counts[doc_id], sources[doc_id], frozenset(rules[doc_id])
+            )
             for doc_id, found in hashes.items()
         }
+
+    def source_roots(self) -> dict[str, str]:
+        """The folder each source was registered from, by source name."""
+        return dict(self._source_roots)
+
+    def register_source(self, name: str, root: str) -> None:
+        """Record (or move) source `name` to the folder `root`."""
+        self._source_roots[name] = root
 
     def vectors_by_chunk_hash(
         self, doc_id: str, chunk_hashes: Iterable[str]

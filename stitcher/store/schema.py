@@ -43,6 +43,7 @@ RECORD_PROPERTIES: dict[str, Kind] = {
     "context_before": "text",
     "context_after": "text",
     "context_chunks": "text",
+    "rules": "text",
 }
 
 #: Metadata keys with a fixed property of their own.
@@ -260,6 +261,8 @@ def record_to_properties(record: ChunkRecord, metadata_values: Mapping[str, Any]
     for edge in ("starts_sentence", "ends_sentence"):
         if getattr(record, edge) is not None:
             properties[edge] = getattr(record, edge)
+    if record.rules is not None:
+        properties["rules"] = record.rules
     if record.context is not None:
         properties["context_before"] = record.context.before
         properties["context_after"] = record.context.after
@@ -297,6 +300,7 @@ def properties_to_record(
         starts_sentence=_optional_bool(properties.get("starts_sentence")),
         ends_sentence=_optional_bool(properties.get("ends_sentence")),
         context=_read_context(properties),
+        rules=properties.get("rules") or None,
     )
 
 
@@ -375,6 +379,7 @@ _INTERNAL = {
     "context_before",
     "context_after",
     "context_chunks",
+    "rules",
 }
 
 

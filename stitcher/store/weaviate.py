@@ -9,8 +9,10 @@ compounds on any server.
 
 from __future__ import annotations
 
+import json
 import re
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +96,9 @@ class WeaviateStore:
         self._batch_size = batch_size
         self._retry_delays = tuple(retry_delays)
         self._extras: dict[str, ExtraProperty] | None = None
+        # Property names the collection has; a collection made by an older stitcher lacks the
+        # core properties added since (e.g. "rules"): reads leave them out, writes add them.
+        self._present: set[str] = set()
         self._references: set[str] = set()
         self._known_to_exist = False
         self._linker: Any = None  # stitcher.graph.store.MentionLinker, made on first mention
@@ -123,6 +128,7 @@ class WeaviateStore:
             vector_config=Configure.Vectors.self_provided(),
         )
         self._extras = {}
+        self._present = set(CORE_PROPERTIES)
         self._references = set()
         self._known_to_exist = True
 
@@ -148,6 +154,7 @@ class WeaviateStore:
         total = self.count()
         if total == 0:
             return {}
+        self._load_extras()
         grouped = self._documents_by_aggregate(total)
         return grouped if grouped is not None else self._documents_by_walk()
 
@@ -165,21 +172,37 @@ class WeaviateStore:
                 Metrics("source").text(
                     top_occurrences_count=True, top_occurrences_value=True, limit=1
                 ),
+                *(
+                    [
+                        Metrics("rules").text(
+                            top_occurrences_count=True,
+                            top_occurrences_value=True,
+                            limit=_MAX_VERSIONS,
+                        )
+                    ]
+                    if "rules" in self._present
+                    else []
+                ),
             ],
         )
         documents: dict[str, StoredDocument] = {}
         for group in result.groups:
             hashes = getattr(group.properties.get("doc_hash"), "top_occurrences", None) or []
             sources = getattr(group.properties.get("source"), "top_occurrences", None) or []
+            stamped = getattr(group.properties.get("rules"), "top_occurrences", None) or []
             chunk_count = int(group.total_count or 0)
             if not sources or sum(int(h.count or 0) for h in hashes) != chunk_count:
                 return None
+            rules = {str(r.value) for r in stamped}
+            if sum(int(r.count or 0) for r in stamped) < chunk_count:
+                rules.add("")  # some chunks were stored before the rules were recorded
             doc_id = str(group.grouped_by.value)
             documents[doc_id] = StoredDocument(
                 doc_id,
                 frozenset(str(h.value) for h in hashes),
                 chunk_count,
                 str(sources[0].value),
+                frozenset(rules),
             )
         if sum(doc.chunk_count for doc in documents.values()) != total:
             return None
@@ -189,17 +212,22 @@ class WeaviateStore:
         hashes: dict[str, set[str]] = {}
         counts: dict[str, int] = {}
         sources: dict[str, str] = {}
+        rules: dict[str, set[str]] = {}
+        wanted = ["doc_id", "doc_hash", "source"]
+        if "rules" in self._present:
+            wanted.append("rules")
         for obj in self._collection.iterator(
-            include_vector=False,
-            return_properties=["doc_id", "doc_hash", "source"],
-            cache_size=MAX_RESULTS,
+            include_vector=False, return_properties=wanted, cache_size=MAX_RESULTS
         ):
             doc_id = str(obj.properties["doc_id"])
             hashes.setdefault(doc_id, set()).add(str(obj.properties["doc_hash"]))
             counts[doc_id] = counts.get(doc_id, 0) + 1
             sources[doc_id] = str(obj.properties["source"])
+            rules.setdefault(doc_id, set()).add(str(obj.properties.get("rules") or ""))
         return {
-            doc_id: StoredDocument(doc_id, frozenset(found), counts[doc_id], sources[doc_id])
+            doc_id: StoredDocument(
+                doc_id, frozenset(found), counts[doc_id], sources[doc_id], frozenset(rules[doc_id])
+            )
             for doc_id, found in hashes.items()
         }
 
@@ -241,6 +269,7 @@ class WeaviateStore:
         if len(records) != len(vectors):
             raise UsageError(f"write: {len(records)} records but {len(vectors)} vectors")
         extras = self._load_extras()
+        self._add_missing_core_properties()
         planned = dict(extras)
         failures: list[WriteFailure] = []
         pending: dict[str, tuple[ChunkRecord, dict[str, Any], list[float]]] = {}
@@ -422,6 +451,7 @@ class WeaviateStore:
         if self._extras is None or refresh:
             config = self._collection.config.get()
             self._references = {ref.name for ref in config.references}
+            self._present = {prop.name for prop in config.properties}
             extras = {}
             for prop in config.properties:
                 if prop.name in CORE_PROPERTIES:
@@ -444,6 +474,82 @@ class WeaviateStore:
                     raise
             assert self._extras is not None
             self._extras[extra.name] = extra
+
+    def _add_missing_core_properties(self) -> None:
+        """Bring a collection made by an older stitcher up to the current core layout.
+
+        Objects stored before keep no value for the new properties (read back as None), which
+        is how ingest recognises chunks made under older text rules.
+        """
+        from weaviate.exceptions import UnexpectedStatusCodeError
+
+        for prop in _core_properties():
+            if prop.name in self._present:
+                continue
+            try:
+                self._collection.config.add_property(prop)
+            except UnexpectedStatusCodeError:
+                # Another writer may have added it meanwhile; fail only if it is still missing.
+                self._load_extras(refresh=True)
+                if prop.name not in self._present:
+                    raise
+            self._present.add(prop.name)
+
+    # -- sources ------------------------------------------------------------------------------
+
+    def source_roots(self) -> dict[str, str]:
+        """The folder each source of this collection was registered from, by source name."""
+        from weaviate.classes.query import Filter
+
+        if not self._client.collections.exists(SOURCES_COLLECTION):
+            return {}
+        registry = self._client.collections.use(SOURCES_COLLECTION)
+        result = registry.query.fetch_objects(
+            filters=Filter.by_property("collection").equal(self._name),
+            limit=MAX_RESULTS,
+            return_properties=["source", "root"],
+        )
+        return {str(o.properties["source"]): str(o.properties["root"]) for o in result.objects}
+
+    def register_source(self, name: str, root: str) -> None:
+        """Record (or move) source `name` of this collection to the folder `root`."""
+        import datetime as dt
+        import socket
+
+        ensure_bookkeeping_collection(
+            self._client,
+            SOURCES_COLLECTION,
+            "stitcher: the folder each source of a collection is ingested from",
+            {
+                "collection": "text",
+                "source": "text",
+                "root": "text",
+                "host": "text",
+                "registered_at": "date",
+            },
+        )
+        registry = self._client.collections.use(SOURCES_COLLECTION)
+        properties: dict[str, Any] = {
+            "collection": self._name,
+            "source": name,
+            "root": root,
+            "host": socket.gethostname(),
+            "registered_at": dt.datetime.now(dt.timezone.utc),
+        }
+        object_id = bookkeeping_uuid(self._name, name)
+        if registry.data.exists(object_id):
+            registry.data.replace(uuid=object_id, properties=properties)
+        else:
+            registry.data.insert(properties=properties, uuid=object_id)
+
+    def forget_sources(self) -> None:
+        """Remove this collection's sources from the registry (the collection was dropped)."""
+        from weaviate.classes.query import Filter
+
+        if self._client.collections.exists(SOURCES_COLLECTION):
+            self._client.collections.use(SOURCES_COLLECTION).data.delete_many(
+                where=Filter.by_property("collection").equal(self._name)
+            )
 
     def take_unresolved_mentions(self) -> dict[str, list[str]]:
         """Names in `mentions` that no organization has, by doc_id, since the last call.
@@ -528,8 +634,9 @@ class WeaviateStore:
         return errors
 
     def _return_properties(self) -> list[str]:
-        names = [name for name in CORE_PROPERTIES if name != "text_seg"]
-        return names + sorted(self._load_extras())
+        extras = self._load_extras()
+        names = [name for name in CORE_PROPERTIES if name != "text_seg" and name in self._present]
+        return names + sorted(extras)
 
     def _to_record(self, obj: Any) -> ChunkRecord:
         return properties_to_record(str(obj.uuid), obj.properties, self._load_extras())
@@ -599,6 +706,49 @@ def _kind_of_property(data_type: str, tokenization: Any) -> Kind | None:
     return kinds.get(data_type)
 
 
+#: Where each source of each collection is registered (stitcher.ingest checks it).
+SOURCES_COLLECTION = "StitcherSources"
+
+_BOOKKEEPING_NAMESPACE = uuid.UUID("0d5c8a0e-2f4b-5a71-8e3c-6b9f1d2a7c44")
+
+
+def bookkeeping_uuid(*key: str) -> str:
+    """Deterministic object id of a bookkeeping object (a lease, a source) for `key`."""
+    return str(uuid.uuid5(_BOOKKEEPING_NAMESPACE, json.dumps(list(key))))
+
+
+def ensure_bookkeeping_collection(
+    client: weaviate.WeaviateClient, name: str, description: str, kinds: dict[str, str]
+) -> None:
+    """Create a small collection without vectors for stitcher's own records, unless it exists.
+
+    `kinds` maps property names to "text" (matched as a whole value), "int" or "date".
+    """
+    from weaviate.classes.config import DataType, Property, Tokenization
+    from weaviate.exceptions import UnexpectedStatusCodeError
+
+    if client.collections.exists(name):
+        return
+    types = {"int": DataType.INT, "date": DataType.DATE}
+    properties = [
+        Property(
+            name=prop,
+            data_type=DataType.TEXT,
+            tokenization=Tokenization.FIELD,
+            index_searchable=False,
+        )
+        if kind == "text"
+        else Property(name=prop, data_type=types[kind])
+        for prop, kind in kinds.items()
+    ]
+    try:
+        client.collections.create(name, description=description, properties=properties)
+    except UnexpectedStatusCodeError:
+        # Two machines creating it at once: the other one won, which is just as good.
+        if not client.collections.exists(name):
+            raise
+
+
 def _core_properties() -> list[Property]:
     from weaviate.classes.config import DataType, Property, Tokenization
 
@@ -638,6 +788,7 @@ def _core_properties() -> list[Property]:
         exact("doc_hash"),
         exact("chunk_hash"),
         exact("source"),
+        exact("rules"),
         exact("lang"),
         Property(name="title", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
         Property(name="parent_id", data_type=DataType.UUID),

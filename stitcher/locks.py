@@ -1,0 +1,336 @@
+"""One writer per collection at a time: a file lock per machine, a lease in Weaviate across them.
+
+Every command that writes a collection (`ingest`, `adopt`, `drop`, `entities load`) holds both:
+
+* a **file lock** under $STITCHER_HOME/locks, keyed by the normalised server identity and the
+  collection (`http://H:8080/` and `http://h:8080` are one server): cheap, and it dies with its
+  process, so writers on one machine never wait on a crashed one;
+* a **lease**: an object in the `StitcherLease` collection of the server itself, id
+  uuid5(collection), holding host, pid, command, a random token, acquired_at and expires_at. It is
+  renewed by a background thread while the command runs, deleted at the end, and taken over by
+  another writer only after it expired (its holder crashed or lost the server).
+
+Compare-and-set as far as Weaviate allows: a lease is only ever *created* with `data.insert`, which
+the server refuses for an id that exists, so of two writers racing for a free lease one wins; the
+winner reads it back and checks its token. Taking over an expired lease re-reads it, deletes it
+only if it still carries the expired token, and creates a new one (again create-only). What
+remains: a writer that re-read the expired lease and then stalled could delete the fresh lease of
+a writer that took over in that gap; both would then run. A lease whose holder ran on this very
+machine and whose process is gone (killed, crashed) is taken over at once, without waiting for
+its expiry. The renewal thread notices a lost lease
+and warns. Expiry compares clocks of different machines: keep them in NTP sync (the lease lasts
+minutes, so a few seconds of skew do not matter).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from stitcher.config import ConnectionSettings, stitcher_home
+from stitcher.errors import LockHeld
+
+#: Collection holding one lease object per locked collection.
+LEASE_COLLECTION = "StitcherLease"
+
+#: How long a lease lasts without renewal; the holder renews it every third of that.
+LEASE_SECONDS = 120.0
+
+#: How often a writer with --wait looks at the lease again.
+WAIT_POLL_SECONDS = 2.0
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+Notice = Callable[[str], None]
+
+
+def server_identity(connection: ConnectionSettings) -> str:
+    """One spelling per server: lower-case scheme and host, explicit port, no trailing "/".
+
+    The local server (no URL) is identified by its data directory.
+    """
+    if not connection.url:
+        return f"local:{stitcher_home().expanduser().resolve()}"
+    url = connection.url.strip()
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    port = parts.port or _DEFAULT_PORTS.get(scheme, 80)
+    path = parts.path.rstrip("/")
+    return f"{scheme}://{host}:{port}{path}"
+
+
+def lock_key(connection: ConnectionSettings, collection: str) -> str:
+    """Short stable key of (server, collection): names the local lock file."""
+    text = f"{server_identity(connection)}\x00{collection}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@contextmanager
+def local_lock(
+    connection: ConnectionSettings, collection: str, *, wait: bool, command: str
+) -> Iterator[None]:
+    """The machine-wide file lock of one collection on one server; LockHeld when taken."""
+    from filelock import FileLock, Timeout
+
+    path = stitcher_home() / "locks" / f"writer-{lock_key(connection, collection)}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    holder_file = path.with_suffix(".holder")
+    lock = FileLock(str(path), timeout=-1 if wait else 0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockHeld(
+            f"another ingest (or adopt, drop, entities load) into {collection!r} is running on "
+            f"this machine ({_read_holder(holder_file)}); wait for it, or pass --wait to queue "
+            "behind it"
+        ) from None
+    try:
+        holder_file.write_text(
+            f"`stitcher {command}` on {socket.gethostname()}, pid {os.getpid()}", "utf-8"
+        )
+        yield
+    finally:
+        lock.release()
+
+
+def _read_holder(path: Path) -> str:
+    try:
+        return path.read_text("utf-8").strip() or "holder unknown"
+    except OSError:
+        return "holder unknown"
+
+
+@dataclass(frozen=True)
+class LeaseInfo:
+    """A lease as stored: who holds it and until when."""
+
+    host: str
+    pid: int
+    command: str
+    token: str
+    acquired_at: dt.datetime
+    expires_at: dt.datetime
+
+    def describe(self) -> str:
+        """ "`stitcher ingest` on host web1 (pid 4242) until 2026-12-03 14:10:00 UTC"."""
+        until = self.expires_at.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        return f"`stitcher {self.command}` on host {self.host} (pid {self.pid}) until {until} UTC"
+
+
+class Lease:
+    """The lease of one collection, stored in Weaviate (see the module docstring).
+
+    Args:
+        client: A connected `weaviate.WeaviateClient`.
+        collection: The locked collection (canonical name).
+        command: What the holder runs, shown to writers that are refused.
+        seconds: Lifetime without renewal.
+        notice: Called with one-line notices (a lease taken over, a lease lost).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        collection: str,
+        *,
+        command: str,
+        seconds: float = LEASE_SECONDS,
+        notice: Notice | None = None,
+    ) -> None:
+        from stitcher.store.weaviate import bookkeeping_uuid
+
+        self._client = client
+        self._collection = collection
+        self._command = command
+        self._seconds = seconds
+        self._notice: Notice = notice or (lambda message: None)
+        self._token = secrets.token_hex(16)
+        self.object_id = bookkeeping_uuid("lease", collection)
+        self.lost_to: LeaseInfo | None = None
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+
+    @contextmanager
+    def held(self, *, wait: bool) -> Iterator[None]:
+        """Hold the lease for the block: acquire, renew in the background, release."""
+        self.acquire(wait=wait)
+        self._renewer = threading.Thread(
+            target=self._renew_until_stopped, name="stitcher-lease", daemon=True
+        )
+        self._renewer.start()
+        try:
+            yield
+        finally:
+            self._stop.set()
+            self._renewer.join()
+            self.release()
+
+    def acquire(self, *, wait: bool) -> None:
+        """Take the lease; LockHeld (or, with `wait`, wait) while another holder's is valid."""
+        self._ensure_collection()
+        while True:
+            current = self.read()
+            if current is None:
+                if self._create() and self._confirmed():
+                    return
+            elif current.expires_at <= _now() or _dead_here(current):
+                self._notice(f"taking over the lease of a writer gone: {current.describe()}")
+                if self._remove_if(current.token) and self._create() and self._confirmed():
+                    return
+            elif current.token == self._token:
+                return
+            elif not wait:
+                raise LockHeld(
+                    f"collection {self._collection!r} is locked by {current.describe()}; wait "
+                    "for it, or pass --wait to queue behind it"
+                )
+            else:
+                time.sleep(WAIT_POLL_SECONDS)
+
+    def renew(self) -> bool:
+        """Extend the lease; False (and `lost_to` set) when another writer holds it now."""
+        current = self.read()
+        if current is None or current.token != self._token:
+            if self.lost_to is None and current is not None:
+                self.lost_to = current
+                self._notice(
+                    f"warning: the lease on {self._collection!r} was taken over by "
+                    f"{current.describe()}; another writer may have run at the same time"
+                )
+            return False
+        self._leases().data.update(
+            uuid=self.object_id, properties={"expires_at": _now() + self._interval()}
+        )
+        return True
+
+    def release(self) -> None:
+        """Delete the lease if it is still ours."""
+        current = self.read()
+        if current is not None and current.token == self._token:
+            self._leases().data.delete_by_id(self.object_id)
+
+    def read(self) -> LeaseInfo | None:
+        """The stored lease of this collection, or None."""
+        obj = self._leases().query.fetch_object_by_id(self.object_id)
+        if obj is None:
+            return None
+        p = obj.properties
+        return LeaseInfo(
+            host=str(p.get("host") or "?"),
+            pid=int(p.get("pid") or 0),
+            command=str(p.get("command") or "?"),
+            token=str(p.get("token") or ""),
+            acquired_at=_as_datetime(p.get("acquired_at")),
+            expires_at=_as_datetime(p.get("expires_at")),
+        )
+
+    def _interval(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self._seconds)
+
+    def _renew_until_stopped(self) -> None:
+        while not self._stop.wait(self._seconds / 3):
+            try:
+                self.renew()
+            except Exception as error:  # the server may be briefly away; the next try may work
+                self._notice(f"warning: could not renew the lease: {error}")
+
+    def _create(self) -> bool:
+        """Create the lease object; False when one exists already (another writer was first)."""
+        from weaviate.exceptions import UnexpectedStatusCodeError
+
+        now = _now()
+        try:
+            self._leases().data.insert(
+                uuid=self.object_id,
+                properties={
+                    "collection": self._collection,
+                    "host": socket.gethostname(),
+                    "pid": os.getpid(),
+                    "command": self._command,
+                    "token": self._token,
+                    "acquired_at": now,
+                    "expires_at": now + self._interval(),
+                },
+            )
+        except UnexpectedStatusCodeError as error:
+            if error.status_code == 422 and self.read() is not None:
+                return False
+            raise
+        return True
+
+    def _remove_if(self, token: str) -> bool:
+        """Delete the lease only if it still carries `token` (narrows the takeover race)."""
+        current = self.read()
+        if current is None:
+            return True
+        if current.token != token:
+            return False
+        self._leases().data.delete_by_id(self.object_id)
+        return True
+
+    def _confirmed(self) -> bool:
+        current = self.read()
+        return current is not None and current.token == self._token
+
+    def _leases(self) -> Any:
+        return self._client.collections.use(LEASE_COLLECTION)
+
+    def _ensure_collection(self) -> None:
+        from stitcher.store.weaviate import ensure_bookkeeping_collection
+
+        ensure_bookkeeping_collection(
+            self._client,
+            LEASE_COLLECTION,
+            "stitcher: who is writing which collection (one lease per collection)",
+            {
+                "collection": "text",
+                "host": "text",
+                "pid": "int",
+                "command": "text",
+                "token": "text",
+                "acquired_at": "date",
+                "expires_at": "date",
+            },
+        )
+
+
+def _dead_here(lease: LeaseInfo) -> bool:
+    """Whether the holder ran on this machine and its process is gone (killed, crashed): then
+    there is no need to wait for the lease to expire."""
+    if lease.host != socket.gethostname() or lease.pid <= 0 or lease.pid == os.getpid():
+        return False
+    try:
+        os.kill(lease.pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, but belongs to another user
+        return False
+    return False
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _as_datetime(value: Any) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    if isinstance(value, str):
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return dt.datetime.fromtimestamp(0, dt.timezone.utc)

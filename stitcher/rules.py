@@ -1,0 +1,24 @@
+"""The version of the text rules every stored chunk was made with.
+
+Offsets, `starts_sentence`/`ends_sentence` and the stored context of a chunk all depend on how a
+file was turned into text (decoding, hard-wrap joining: stitcher.loaders.rewrap) and where
+sentences end (stitcher.sentences). When either changes, chunks stored earlier describe a text
+this code would no longer produce. The version is part of every document version
+(`Document.doc_hash`) and stored on every chunk (`rules`), so the next `stitcher ingest` rebuilds
+each document stored under other rules instead of skipping it as unchanged — reusing the vectors
+of chunks whose text did not change.
+
+Bump the matching number whenever a change would give any existing file other text, other chunk
+boundaries or other sentence flags. Never lower it.
+"""
+
+from __future__ import annotations
+
+#: Version of the loaders' text rules (decoding, newline and hard-wrap handling, extraction).
+LOADER_RULES = 1
+
+#: Version of the sentence rules (terminators, closing quotes, abbreviations).
+SENTENCE_RULES = 1
+
+#: What stored chunks are compared against; one string so a stored value is self-describing.
+TEXT_RULES_VERSION = f"loader{LOADER_RULES}.sentences{SENTENCE_RULES}"
