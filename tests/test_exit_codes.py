@@ -148,7 +148,7 @@ def _collection() -> str:
 
 def test_ingest_ok_is_0_and_unreadable_inputs_are_3(weaviate_server: Any, tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "docs")
-    (corpus / MARKUP_NAME).write_bytes(b"")  # empty: unreadable
+    (corpus / MARKUP_NAME).symlink_to(corpus / "gone.txt")  # broken: unreadable
     name = _collection()
 
     first = run_stitcher("ingest", str(corpus), "--collection", name)
