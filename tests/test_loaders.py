@@ -269,7 +269,7 @@ def test_hyphen_at_line_end_joins_without_space() -> None:
         # indented code, Chinese paragraph indent, quotes, headings
         "Run the following command to sync now\n    fieldnote sync --all --verbose now",
         "第一段文字在这里结束了但是没有句号\n\u3000\u3000第二段以全角空格缩进开头的文字",
-        "> quoted text that goes on for quite a while\n> and continues on the next line",
+        "> quoted text that goes on for quite a while\n>> and a deeper reply on the next line",
         "# A heading that is fairly long for a heading\nThen body text follows right below it",
         # a two-line paragraph whose first line is a finished sentence
         "This sentence is complete and ends here.\nThis one starts on a new line on purpose.",
@@ -277,6 +277,13 @@ def test_hyphen_at_line_end_joins_without_space() -> None:
 )
 def test_structured_lines_are_kept(text: str) -> None:
     assert rewrap(text) == text
+
+
+def test_quoted_lines_of_one_depth_are_joined_without_their_prefix() -> None:
+    text = "> quoted text that goes on for quite a while\n> and continues on the next line"
+    assert rewrap(text) == (
+        "> quoted text that goes on for quite a while and continues on the next line"
+    )
 
 
 def test_code_fences_are_kept_line_by_line() -> None:
