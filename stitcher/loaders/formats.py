@@ -51,7 +51,7 @@ def read_markdown(data: bytes, source: str) -> Extracted:
         heading = _first_h1(text)
         if heading:
             meta["title"] = heading
-    return Extracted(_trim(rewrap(text)), meta)
+    return Extracted(_trim(rewrap(text, markdown=True)), meta)
 
 
 def _trim(text: str) -> str:
@@ -267,7 +267,7 @@ def read_pdf(data: bytes, source: str) -> Extracted:
     except Exception as exc:
         # A malformed file can make pypdf fail in arbitrary ways; it is still one bad file.
         raise LoadError(f"{source}: not a readable PDF ({type(exc).__name__}: {exc})") from None
-    pages = [rewrap(page.strip()) for page in drop_page_furniture(raw_pages)]
+    pages = pdf_pages_text(raw_pages)
     page_starts: list[int] = []
     offset = 0
     for page in pages:
@@ -288,6 +288,11 @@ _DIGITS = re.compile(r"\d+")
 _EDGE_LINES = 2
 _MIN_PAGES_FOR_FURNITURE = 3
 _MIN_FURNITURE_SHARE = 0.5
+
+
+def pdf_pages_text(raw_pages: list[str]) -> list[str]:
+    """The text of each page as stored: page furniture dropped, hard wraps joined."""
+    return [rewrap(page.strip()) for page in drop_page_furniture(raw_pages)]
 
 
 def drop_page_furniture(pages: list[str]) -> list[str]:

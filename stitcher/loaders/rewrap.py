@@ -22,22 +22,31 @@ prefix of its first line. A block is then cut into *runs*, candidate paragraphs,
   hanging indent). A deeper line after an ordinary first line starts a new run (a program
   listing, a nested block, a new indented paragraph).
 
-Evidence. The document's wrap column W is the 90th percentile of the widths (display columns,
-wide CJK characters count 2) of its lines of 24+ columns; it is trusted when at least 5 such
-lines exist and 60% of them lie within [W - 15, W + 2]. Otherwise a run of 3+ lines may use its
-own: the widest of its non-last lines, trusted when those lines are within 25% of each other.
-A run is left alone when it looks like code (a "$ ", "# ", "% " or ">>> " prompt; braces or a
-trailing backslash; fewer than 55% of its tokens are words), like columns (two or more spaces
-inside a line that is neither full width, i.e. justified, nor after a sentence end), or like
-verse (3+ lines, every continuation line starts with a capital letter).
+Evidence. The document's wrap column W is the width that explains the most line breaks as
+the work of a greedy wrapper (the next word would not have fitted); it is trusted when it
+explains 5+ breaks and a quarter of those after lines of 24+ columns. A run of 3+ lines may
+also show its own: the widest of its non-last lines, when those are within 25% of each other,
+40+ columns and not far below a trusted W. A run is left alone when it looks like code (a "$ ",
+"# ", "% " or ">>> " prompt; braces, a trailing backslash or ");"; numbered listing lines;
+fewer than 55% of its tokens are words; a tab), or like columns (space runs inside lines that
+fall at the same place on consecutive lines, or in lines that do not reach W: justified text
+widens gaps only in full lines; two spaces after a sentence end do not count), or like verse (3+
+lines, every continuation line starts with a capital letter, and not every line is full).
 Inside a run, the break between line A and line B is removed when A is not wider than W + 8
 (a wrapped line never runs far past the wrap column) and either
 
-1. B's first word would not have fitted on A: width(A) + joint + width(word) ≥ W, against a
-   trusted wrap column (a greedy wrapper broke the line there), or
+1. B's first word (or first CJK character) would not have fitted on A: width(A) + joint +
+   width(word) ≥ W, against a trusted or the run's own wrap column, or
 2. A reaches 80% of the reference width and A ends mid-sentence (no . ! ? : ; … 。 ！ ？ ： ；)
-   or B starts in lower case, a digit or a CJK character; or A reaches 75% and both hold. The
-   reference width is W when trusted, else the block's widest line.
+   or B starts in lower case or with a CJK character; or A reaches 75% and both hold. The
+   reference width is W when trusted, else the run's own, else the block's widest line.
+
+An item marker that can also occur inside a sentence ("(5)", "a)", "-i") does not start an item
+when the line before is full under a trusted W and ends mid-sentence. A deeper indent by one
+column after a line ending in a CJK character continues the run (w3m moves the space between
+a Chinese and a Latin word to the start of the next line). In Markdown (`markdown=True`) a
+block indented by 4+ spaces outside a list is code; after a paragraph ending in "::" (reST),
+more deeply indented blocks are a literal block; both are kept.
 
 Joined lines. The paragraph keeps its first line as it stands, indent included (the indent
 says where the paragraph sits: a list level, a man page option body); each continuation line
@@ -79,6 +88,7 @@ _ITEM = re.compile(
     )[ \t\u3000]*""",
     re.VERBOSE,
 )
+_BULLET = re.compile(r"[-*+•·‣▪◦●○■□–—]\s")
 _STRUCTURE = re.compile(
     r"""(?:
         \#{1,6}(?:\s|$)                            # Markdown heading (indent checked apart)
@@ -94,7 +104,7 @@ _STRUCTURE = re.compile(
     re.VERBOSE,
 )
 _UNDERLINE = re.compile(r"""^[ \t]*([-=*_~^"'`#+.:])\1{2,}[ \t]*$""")
-_CODE = re.compile(r"^(?:[$#%][ ]|>>> |C:\\>)|[{}\\]$|^[{}]|\);$|^(?:def|class|import) ")
+_CODE = re.compile(r"^(?:[$#%][ ]|>>> |C:\\>)|[{}\\]$|^[{}]|\);$")
 _WORD = re.compile(
     r"""^[(\["'“‘«「]*(?:[^\W\d_]+(?:['’.-][^\W\d_]+)*|\d+(?:[.,:]\d+)*)[)\]"'”’»」.,;:!?…%]*$"""
 )
@@ -104,35 +114,39 @@ _CJK = re.compile(
 _WIDE_RUN = re.compile(
     "[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]+"
 )
-_CONTINUES = re.compile(r"[a-z\d\u00df-\u00ff]")
+_CONTINUES = re.compile(r"[a-z\u00df-\u00ff]")
+_LINE_NUMBER = re.compile(r"\d{1,5}(?=\s|$)")
 _LAST_LETTERS = re.compile(r"[^\W\d_]+$")
 _FIRST_LETTERS = re.compile(r"^[^\W\d_]+")
-_URL_TAIL = re.compile(r"(?:://|^/|^\(/|^\(?https?:)\S*/$")
+_URL_TAIL = re.compile(r"(?:://|^[(\"'“‘]?/|^\(?https?:)\S*/$")
 # Where a dropped-or-kept "-" sits until the whole document has been seen (private use).
 _HYPHEN_MARK = "\ue010"
 _HYPHENS_TO_DROP = "\u2010\u00ad"
 
 _MIN_MEASURED_WIDTH = 24
-_MIN_MEASURED_LINES = 5
-_WRAP_PERCENTILE = 0.9
-_WRAP_BAND_BELOW = 15
-_WRAP_BAND_ABOVE = 2
-_MIN_SHARE_IN_BAND = 0.6
+_MAX_WRAP_COLUMN = 400
+_MIN_EXPLAINED_BREAKS = 5
+_MIN_EXPLAINED_SHARE = 0.25
 _MAX_OVERRUN = 8
 _MAX_FIRST_LINE_INDENT = 4
+_MARKDOWN_CODE_INDENT = 4
 _MAX_OWN_SPREAD = 0.25
 _MIN_OWN_WRAP = 40
 _MIN_OWN_SHARE = 0.7
 _ONE_SIGNAL_SHARE = 0.8
 _TWO_SIGNAL_SHARE = 0.75
 _MIN_WORD_SHARE = 0.55
+# Evidence that a break is a wrap: the next word would not have fitted; the sentence reads on.
+_FITS = 2
+_READS_ON = 1
 
 
-def rewrap(text: str) -> str:
+def rewrap(text: str, *, markdown: bool = False) -> str:
     """Join lines that were broken inside a paragraph (rule: see the module docstring).
 
     Args:
         text: Text with "\\n" line ends.
+        markdown: The text is Markdown: a block indented by 4+ spaces outside a list is code.
 
     Returns:
         The text with hard-wrap line breaks (and the hyphens that split words there) removed.
@@ -140,30 +154,62 @@ def rewrap(text: str) -> str:
     if "\n" not in text:
         return text
     lines = text.split("\n")
-    wrap = _wrap_column(lines)
-    marked = _HYPHEN_MARK not in text
-    out: list[str] = []
-    block: list[str] = []
+    blocks = _Blocks(_wrap_column(lines), marked=_HYPHEN_MARK not in text, markdown=markdown)
     in_fence = False
     for line in lines:
         if FENCE.match(line):
-            out.extend(_rewrap_block(block, wrap, marked))
-            block = []
+            blocks.flush()
             in_fence = not in_fence
-            out.append(line)
+            blocks.out.append(line)
         elif in_fence:
-            out.append(line)
+            blocks.out.append(line)
         elif line.strip():
-            block.append(line)
+            blocks.block.append(line)
         else:
-            out.extend(_rewrap_block(block, wrap, marked))
-            block = []
-            out.append(line)
-    out.extend(_rewrap_block(block, wrap, marked))
-    joined = "\n".join(out)
-    if marked and _HYPHEN_MARK in joined:
+            blocks.flush()
+            blocks.out.append(line)
+    blocks.flush()
+    joined = "\n".join(blocks.out)
+    if blocks.marked and _HYPHEN_MARK in joined:
         joined = _settle_hyphens(joined, text)
     return joined
+
+
+class _Blocks:
+    """Blank-line separated blocks, and what a block says about the next ones."""
+
+    def __init__(self, wrap: _Wrap, *, marked: bool, markdown: bool) -> None:
+        self.wrap = wrap
+        self.marked = marked
+        self.markdown = markdown
+        self.out: list[str] = []
+        self.block: list[str] = []
+        # After a paragraph ending in "::" (reST), deeper blocks are a literal block.
+        self.literal_above: int | None = None
+        self.in_list = False
+
+    def flush(self) -> None:
+        block, self.block = self.block, []
+        if not block:
+            return
+        indent = _indent_width(block[0][: len(block[0]) - len(block[0].lstrip())])
+        if self.literal_above is not None and indent > self.literal_above:
+            self.out.extend(block)
+            return
+        self.literal_above = None
+        if self.markdown:
+            starts_item = _ITEM.match(block[0].lstrip()) is not None
+            if indent >= _MARKDOWN_CODE_INDENT and not self.in_list:
+                self.out.extend(block)
+                return
+            if starts_item:
+                self.in_list = True
+            elif indent == 0:
+                self.in_list = False
+        self.out.extend(_rewrap_block(block, self.wrap, self.marked))
+        last = block[-1].strip()
+        if last.endswith("::") and not last.startswith(("* ", "..")):
+            self.literal_above = indent
 
 
 def display_width(line: str) -> int:
@@ -181,16 +227,36 @@ class _Wrap:
 
 
 def _wrap_column(lines: list[str]) -> _Wrap:
-    widths = sorted(
-        width
-        for width in (display_width(line.rstrip()) for line in lines)
-        if width >= _MIN_MEASURED_WIDTH
-    )
-    if not widths:
-        return _Wrap(0, trusted=False)
-    column = widths[min(len(widths) - 1, int(len(widths) * _WRAP_PERCENTILE))]
-    in_band = sum(1 for w in widths if column - _WRAP_BAND_BELOW <= w <= column + _WRAP_BAND_ABOVE)
-    trusted = len(widths) >= _MIN_MEASURED_LINES and in_band >= _MIN_SHARE_IN_BAND * len(widths)
+    """The width that explains the most line breaks as the work of a greedy wrapper.
+
+    A break after a line of width A, before a word of width w, is a wrap at any column from A
+    to A + 1 + w (the word did not fit). Counting, for every column, the breaks it explains is
+    one pass with a difference array; the best column is trusted when it explains at least 5
+    breaks and a quarter of those after lines of 24+ columns.
+    """
+    explained = [0] * (_MAX_WRAP_COLUMN + 2)
+    eligible = 0
+    previous = ""
+    for line in lines:
+        text = line.rstrip()
+        body = text.lstrip()
+        if not body or _STRUCTURE.match(body) or "|" in body:
+            previous = ""
+            continue
+        if previous:
+            width = display_width(previous)
+            if _MIN_MEASURED_WIDTH <= width <= _MAX_WRAP_COLUMN:
+                eligible += 1
+                needed = width + (not _cjk_joint(previous, body)) + display_width(_first_unit(body))
+                explained[width] += 1
+                explained[min(needed, _MAX_WRAP_COLUMN) + 1] -= 1
+        previous = text
+    best = column = running = 0
+    for width, change in enumerate(explained):
+        running += change
+        if running > best:
+            best, column = running, width
+    trusted = best >= _MIN_EXPLAINED_BREAKS and best >= _MIN_EXPLAINED_SHARE * eligible
     return _Wrap(column, trusted)
 
 
@@ -205,6 +271,7 @@ class _Line:
     text_column: int | None  # where an item's own text begins; None: not an item start
     fixed: bool  # structure: never joined
     body: str  # the text after the indent and any item marker
+    weak_item: bool = False  # an item marker that can also occur inside a sentence
 
 
 def _rewrap_block(block: list[str], wrap: _Wrap, marked: bool) -> list[str]:
@@ -258,7 +325,7 @@ def _rewrap_lines(lines: list[str], wrap: _Wrap, marked: bool) -> list[tuple[int
             parsed[i - 1].fixed = True  # the heading above an underline
     block_widest = max(line.width for line in parsed)
     out: list[tuple[int, str]] = []
-    for start, run in _runs(parsed):
+    for start, run in _runs(parsed, wrap):
         for first, text in _join_run(run, wrap, block_widest, marked):
             out.append((start + first, text))
     return out
@@ -273,8 +340,10 @@ def _parse(line: str) -> _Line:
     if not fixed:
         item = _ITEM.match(body)
         if item:
+            weak = not _BULLET.match(item.group())
             body = body[item.end() :]
             text_column = indent + display_width(item.group()) if body else -1
+            return _Line(text, indent, display_width(text), text_column, fixed, body, weak)
     return _Line(text, indent, display_width(text), text_column, fixed, body)
 
 
@@ -289,10 +358,12 @@ def _is_table_ruling(text: str) -> bool:
     return len(body) >= 3 and body[0] in "+|" and set(body) <= set("+|-=: ")
 
 
-def _runs(lines: list[_Line]) -> Iterable[tuple[int, list[_Line]]]:
+def _runs(lines: list[_Line], wrap: _Wrap) -> Iterable[tuple[int, list[_Line]]]:
     run: list[_Line] = []
     start = 0
     for i, line in enumerate(lines):
+        if run and line.weak_item and _item_is_mid_sentence(run[-1], line, wrap):
+            line = _Line(line.text, line.indent, line.width, None, False, line.text.lstrip())
         if run and _continues_run(run, line):
             run.append(line)
             continue
@@ -303,17 +374,35 @@ def _runs(lines: list[_Line]) -> Iterable[tuple[int, list[_Line]]]:
         yield start, run
 
 
+def _item_is_mid_sentence(previous: _Line, line: _Line, wrap: _Wrap) -> bool:
+    """A "(5)", "a)" or "-i" that a full line's unfinished sentence wrapped onto this line."""
+    if not wrap.trusted or previous.fixed or previous.text[-1:] in ",;":
+        return False
+    body = line.text.lstrip()
+    needed = previous.width + 1 + display_width(_first_unit(body))
+    return needed >= wrap.column and not _TERMINATED.search(previous.text[-8:])
+
+
 def _continues_run(run: list[_Line], line: _Line) -> bool:
-    first = run[0]
-    if line.fixed or run[-1].fixed or line.text_column is not None:
+    first, last = run[0], run[-1]
+    if line.fixed or last.fixed or line.text_column is not None:
         return False
     if len(run) > 1:
-        return line.indent == run[1].indent
-    if first.text_column is not None:
+        expected = {run[1].indent}
+    elif first.text_column is not None:
         # A hanging indent, or a "lazy" continuation back at the item's own indent.
-        return line.indent in (first.text_column, first.indent)
-    # A first-line indent is one small step: info's 3 spaces, two ideographic spaces.
-    return first.indent - _MAX_FIRST_LINE_INDENT <= line.indent <= first.indent
+        expected = {first.text_column, first.indent}
+    else:
+        # A first-line indent is one small step: info's 3 spaces, two ideographic spaces.
+        expected = set(range(max(0, first.indent - _MAX_FIRST_LINE_INDENT), first.indent + 1))
+    if line.indent in expected:
+        return True
+    # w3m moves the space between a Chinese and a Latin word to the start of the next line.
+    return (
+        line.indent - 1 in expected
+        and bool(_CJK.match(last.text[-1:]))
+        and not _CJK.match(line.body[:1])
+    )
 
 
 # Deciding and joining one run ----------------------------------------------------------------
@@ -322,13 +411,20 @@ def _continues_run(run: list[_Line], line: _Line) -> bool:
 def _join_run(
     run: list[_Line], wrap: _Wrap, block_widest: int, marked: bool
 ) -> list[tuple[int, str]]:
-    if len(run) < 2 or not _looks_like_prose(run, wrap):
+    own = _own_wrap(run, wrap) if len(run) > 1 else None
+    if len(run) < 2 or not _looks_like_prose(run, wrap, own):
         return [(i, line.text) for i, line in enumerate(run)]
-    own = _own_wrap(run, wrap)
     reference = wrap.column if wrap.trusted else (own or block_widest)
+    evidence = [
+        _wrap_evidence(run[i - 1], run[i], wrap, own, reference) for i in range(1, len(run))
+    ]
+    capitals = len(run) >= 3 and all(line.text.lstrip()[:1].isupper() for line in run[1:])
+    if capitals and not all(level == _FITS for level in evidence):
+        # Verse, a list of names, a signature block; unless every line was filled to the column.
+        return [(i, line.text) for i, line in enumerate(run)]
     groups: list[list[int]] = [[0]]
-    for i in range(1, len(run)):
-        if _breaks_a_wrap(run[i - 1], run[i], wrap, own, reference):
+    for i, level in enumerate(evidence, start=1):
+        if level:
             groups[-1].append(i)
         else:
             groups.append([i])
@@ -345,27 +441,44 @@ def _join_run(
     return out
 
 
-def _looks_like_prose(run: list[_Line], wrap: _Wrap) -> bool:
+def _looks_like_prose(run: list[_Line], wrap: _Wrap, own: int | None) -> bool:
     tokens = words = 0
     for line in run:
-        if _CODE.search(line.body):
+        if _CODE.search(line.body) or "\t" in line.body:
             return False
         for token in line.body.split():
             tokens += 1
             words += bool(_WORD.match(token) or _CJK.search(token))
-    if words < _MIN_WORD_SHARE * tokens:
+    if words < _MIN_WORD_SHARE * tokens or _is_numbered_listing(run):
         return False
-    if len(run) >= 3 and all(line.text.lstrip()[:1].isupper() for line in run[1:]):
-        return False  # verse, a list of names, a signature block
-    widest = wrap.column if wrap.trusted else max(line.width for line in run)
+    return not _has_columns(run, wrap.column if wrap.trusted else own)
+
+
+def _has_columns(run: list[_Line], column: int | None) -> bool:
+    """Whether space runs inside lines align columns rather than justify lines to a margin.
+
+    Justification widens gaps only in lines that reach the wrap column, and where they fall
+    differs from line to line; table columns start at the same place on every row. Two spaces
+    after a sentence end are neither.
+    """
+    previous: set[int] = set()
     for line in run:
-        if "\t" in line.body:
-            return False
-        if _SPACE_RUN.search(line.body) and line.width < widest - 1:
-            inner = _SENTENCE_END_GAP.sub("", line.body)
-            if _SPACE_RUN.search(inner):
-                return False  # aligned columns, not justified text
-    return True
+        text_start = len(line.text) - len(line.body)  # after the indent and any item marker
+        starts = {
+            match.end()
+            for match in _SPACE_RUN.finditer(line.text, text_start)
+            if line.text[match.start() - 1] not in ".!?:;)\"'”’"
+        }
+        if starts and (column is None or line.width < column - 1 or starts & previous):
+            return True
+        previous = starts
+    return False
+
+
+def _is_numbered_listing(run: list[_Line]) -> bool:
+    numbers = [_LINE_NUMBER.match(line.text.lstrip()) for line in run]
+    counted = [int(match.group()) for match in numbers if match]
+    return len(counted) >= 2 and any(b == a + 1 for a, b in itertools.pairwise(counted))
 
 
 def _own_wrap(run: list[_Line], wrap: _Wrap) -> int | None:
@@ -393,22 +506,23 @@ def _is_justified(run: list[_Line], reference: int) -> bool:
     return all(line.width >= reference - 1 for line in gaps)
 
 
-def _breaks_a_wrap(head: _Line, tail: _Line, wrap: _Wrap, own: int | None, reference: int) -> bool:
+def _wrap_evidence(head: _Line, tail: _Line, wrap: _Wrap, own: int | None, reference: int) -> int:
+    """How surely the break between two lines of a run is a wrap: _FITS, _READS_ON or 0."""
     if reference <= 0 or head.width > reference + _MAX_OVERRUN:
-        return False
+        return 0
     body = tail.text.lstrip()
     first_unit = _first_unit(body)
     gap = 0 if _cjk_joint(head.text, body) else 1
     needed = head.width + gap + display_width(first_unit)
-    if wrap.trusted and needed >= wrap.column:
-        return True
-    if own is not None and needed >= own:
-        return True
+    if (wrap.trusted and needed >= wrap.column) or (own is not None and needed >= own):
+        return _FITS
     mid_sentence = not _TERMINATED.search(head.text[-8:])
     continues = bool(_CONTINUES.match(body) or _CJK.match(body))
     if head.width >= _TWO_SIGNAL_SHARE * reference and mid_sentence and continues:
-        return True
-    return head.width >= _ONE_SIGNAL_SHARE * reference and (mid_sentence or continues)
+        return _READS_ON
+    if head.width >= _ONE_SIGNAL_SHARE * reference and (mid_sentence or continues):
+        return _READS_ON
+    return 0
 
 
 def _first_unit(body: str) -> str:
