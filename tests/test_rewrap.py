@@ -27,7 +27,7 @@ from stitcher.loaders.rewrap import display_width, rewrap
 GOLDEN = Path(__file__).parent / "golden_forms"
 
 # Words of a plain English vocabulary; sentences start with a capital and end with a full stop.
-WORDS = (
+VOCABULARY = (
     "the of and to in is that for it as with was on be by this are or from at which have an "
     "but not they all were there can more when one been their if will would about so what up "
     "out into them these other could time than first its only new some then also after two "
@@ -35,8 +35,12 @@ WORDS = (
     "version release archive mirror kernel module driver shell command option value program "
     "configuration directory user account permission language translation chapter section "
     "installation upgrade security distribution developer maintainer"
-).split()
-HANZI = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经"
+)
+WORDS = VOCABULARY.split()
+HANZI = (
+    "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能"
+    "下过子说产种面而方后多定行学法所民得经"
+)
 
 
 def english_sentence(rnd: random.Random) -> str:
@@ -171,7 +175,8 @@ ascii_art = st.sampled_from(
     [
         "+--------+      +--------+\n| client | ---> | server |\n+--------+      +--------+",
         "   /\\_/\\\n  ( o.o )\n   > ^ <",
-        "  [load] --> [chunk] --> [embed]\n                 |\n                 v\n             [weaviate]",
+        "  [load] --> [chunk] --> [embed]\n"
+        "                 |\n                 v\n             [weaviate]",
     ]
 )
 verse = st.just(
