@@ -118,15 +118,22 @@ def wrapped_documents(draw: st.DrawFn, chinese: bool, min_width: int = 40) -> tu
 
 @settings(deadline=None)
 @given(wrapped_documents(chinese=False))
+# Found by hypothesis: every line one whole sentence, every line starting with a capital.
 @example(
     (
-        "    The kernel is new. Two program at\n    search its.\n\n"
-        "    Upgrade the mirror now. Network for\n    all was.\n\n"
-        "    Shell option value. For program it\n    is.",
+        " The the the the the the the the the.\n The the the the the the the the the.\n"
+        " The the the the the the the the the.\n The the the.\n\n"
+        " The the the. The the the the the the\n the the the the the the the. The the\n"
+        " the the the the the the the the the the\n the the.\n\n"
+        " The the the. The the the the the the\n the the the the the the the. The the\n"
+        " the the the the the the the the the the\n the the.",
         [
-            "    The kernel is new. Two program at search its.",
-            "    Upgrade the mirror now. Network for all was.",
-            "    Shell option value. For program it is.",
+            " The the the the the the the the the. The the the the the the the the the."
+            " The the the the the the the the the. The the the.",
+            " The the the. The the the the the the the the the the the the the."
+            " The the the the the the the the the the the the the the.",
+            " The the the. The the the the the the the the the the the the the."
+            " The the the the the the the the the the the the the the.",
         ],
     )
 )

@@ -98,7 +98,10 @@ _INFO_DIR_ENTRY = re.compile(
     r"^INFO-DIR-SECTION [^\n]*\n|^START-INFO-DIR-ENTRY\n.*?^END-INFO-DIR-ENTRY\n",
     re.MULTILINE | re.DOTALL,
 )
-_INFO_TABLE = re.compile(r"^(?:Tag Table|Indirect|Local Variables):.*?(?=\x1f|\Z)", re.DOTALL)
+_INFO_TABLE = re.compile(
+    r"\A\n?(?:(?:Tag Table|Indirect|Local Variables):|End Tag Table).*?(?=\x1f|\Z)", re.DOTALL
+)
+_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n){2,}")
 _INFO_HEADING = re.compile(r"^([^\n]+)\n[*=]{3,}[ \t]*$", re.MULTILINE)
 
 
@@ -115,6 +118,7 @@ def read_info(data: bytes, source: str) -> Extracted:
     kept = [sections[0], *(_INFO_TABLE.sub("", section) for section in sections[1:])]
     text = "".join(kept).replace("\x7f", "")
     text = _INFO_DIR_ENTRY.sub("", _INFO_NODE_HEADER.sub("", text))
+    text = _BLANK_RUN.sub("\n\n", text)  # what the dropped lines leave behind
     meta: dict[str, Any] = {}
     heading = _INFO_HEADING.search(text)
     if heading:
@@ -292,7 +296,9 @@ _MIN_FURNITURE_SHARE = 0.5
 
 def pdf_pages_text(raw_pages: list[str]) -> list[str]:
     """The text of each page as stored: page furniture dropped, hard wraps joined."""
-    return [rewrap(page.strip()) for page in drop_page_furniture(raw_pages)]
+    pages = drop_page_furniture(raw_pages)
+    vocabulary = "\n".join(pages)
+    return [rewrap(page.strip(), vocabulary=vocabulary) for page in pages]
 
 
 def drop_page_furniture(pages: list[str]) -> list[str]:

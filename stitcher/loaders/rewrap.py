@@ -132,6 +132,7 @@ _MAX_FIRST_LINE_INDENT = 4
 _MARKDOWN_CODE_INDENT = 4
 _MAX_OWN_SPREAD = 0.25
 _MIN_OWN_WRAP = 40
+_MIN_GUESSED_WRAP = 40
 _MIN_OWN_SHARE = 0.7
 _ONE_SIGNAL_SHARE = 0.8
 _TWO_SIGNAL_SHARE = 0.75
@@ -141,12 +142,14 @@ _FITS = 2
 _READS_ON = 1
 
 
-def rewrap(text: str, *, markdown: bool = False) -> str:
+def rewrap(text: str, *, markdown: bool = False, vocabulary: str | None = None) -> str:
     """Join lines that were broken inside a paragraph (rule: see the module docstring).
 
     Args:
         text: Text with "\\n" line ends.
         markdown: The text is Markdown: a block indented by 4+ spaces outside a list is code.
+        vocabulary: Where to look up how the document spells a word split by "-" at a line
+            end (the whole document when `text` is one page of it); `text` when None.
 
     Returns:
         The text with hard-wrap line breaks (and the hyphens that split words there) removed.
@@ -171,7 +174,7 @@ def rewrap(text: str, *, markdown: bool = False) -> str:
     blocks.flush()
     joined = "\n".join(blocks.out)
     if blocks.marked and _HYPHEN_MARK in joined:
-        joined = _settle_hyphens(joined, text)
+        joined = _settle_hyphens(joined, text if vocabulary is None else vocabulary)
     return joined
 
 
@@ -272,6 +275,7 @@ class _Line:
     fixed: bool  # structure: never joined
     body: str  # the text after the indent and any item marker
     weak_item: bool = False  # an item marker that can also occur inside a sentence
+    raw: str = ""  # the line as it came: what an unjoined line is given back as
 
 
 def _rewrap_block(block: list[str], wrap: _Wrap, marked: bool) -> list[str]:
@@ -343,8 +347,8 @@ def _parse(line: str) -> _Line:
             weak = not _BULLET.match(item.group())
             body = body[item.end() :]
             text_column = indent + display_width(item.group()) if body else -1
-            return _Line(text, indent, display_width(text), text_column, fixed, body, weak)
-    return _Line(text, indent, display_width(text), text_column, fixed, body)
+            return _Line(text, indent, display_width(text), text_column, fixed, body, weak, line)
+    return _Line(text, indent, display_width(text), text_column, fixed, body, raw=line)
 
 
 def _indent_width(indent: str) -> int:
@@ -363,7 +367,9 @@ def _runs(lines: list[_Line], wrap: _Wrap) -> Iterable[tuple[int, list[_Line]]]:
     start = 0
     for i, line in enumerate(lines):
         if run and line.weak_item and _item_is_mid_sentence(run[-1], line, wrap):
-            line = _Line(line.text, line.indent, line.width, None, False, line.text.lstrip())
+            line = _Line(
+                line.text, line.indent, line.width, None, False, line.text.lstrip(), raw=line.raw
+            )
         if run and _continues_run(run, line):
             run.append(line)
             continue
@@ -413,7 +419,7 @@ def _join_run(
 ) -> list[tuple[int, str]]:
     own = _own_wrap(run, wrap) if len(run) > 1 else None
     if len(run) < 2 or not _looks_like_prose(run, wrap, own):
-        return [(i, line.text) for i, line in enumerate(run)]
+        return [(i, line.raw) for i, line in enumerate(run)]
     reference = wrap.column if wrap.trusted else (own or block_widest)
     evidence = [
         _wrap_evidence(run[i - 1], run[i], wrap, own, reference) for i in range(1, len(run))
@@ -421,7 +427,7 @@ def _join_run(
     capitals = len(run) >= 3 and all(line.text.lstrip()[:1].isupper() for line in run[1:])
     if capitals and not all(level == _FITS for level in evidence):
         # Verse, a list of names, a signature block; unless every line was filled to the column.
-        return [(i, line.text) for i, line in enumerate(run)]
+        return [(i, line.raw) for i, line in enumerate(run)]
     groups: list[list[int]] = [[0]]
     for i, level in enumerate(evidence, start=1):
         if level:
@@ -432,7 +438,7 @@ def _join_run(
     out: list[tuple[int, str]] = []
     for group in groups:
         if len(group) == 1:
-            out.append((group[0], run[group[0]].text))
+            out.append((group[0], run[group[0]].raw))
             continue
         joined = _collapse(run[group[0]], justified)
         for i in group[1:]:
@@ -458,10 +464,11 @@ def _has_columns(run: list[_Line], column: int | None) -> bool:
     """Whether space runs inside lines align columns rather than justify lines to a margin.
 
     Justification widens gaps only in lines that reach the wrap column, and where they fall
-    differs from line to line; table columns start at the same place on every row. Two spaces
-    after a sentence end are neither.
+    differs from line to line (two lines may agree by chance, three rarely); table columns
+    start at the same place on every row. Two spaces after a sentence end are neither.
     """
-    previous: set[int] = set()
+    streaks: dict[int, int] = {}
+    gappy = shared = 0
     for line in run:
         text_start = len(line.text) - len(line.body)  # after the indent and any item marker
         starts = {
@@ -469,10 +476,14 @@ def _has_columns(run: list[_Line], column: int | None) -> bool:
             for match in _SPACE_RUN.finditer(line.text, text_start)
             if line.text[match.start() - 1] not in ".!?:;)\"'”’"
         }
-        if starts and (column is None or line.width < column - 1 or starts & previous):
+        if starts and (column is None or line.width < column - 1):
             return True
-        previous = starts
-    return False
+        streaks = {start: streaks.get(start, 0) + 1 for start in starts}
+        gappy += bool(starts)
+        shared += any(count > 1 for count in streaks.values())
+        if any(count >= 3 for count in streaks.values()):
+            return True
+    return gappy == 2 and shared == 1
 
 
 def _is_numbered_listing(run: list[_Line]) -> bool:
@@ -516,6 +527,8 @@ def _wrap_evidence(head: _Line, tail: _Line, wrap: _Wrap, own: int | None, refer
     needed = head.width + gap + display_width(first_unit)
     if (wrap.trusted and needed >= wrap.column) or (own is not None and needed >= own):
         return _FITS
+    if not wrap.trusted and head.width < _MIN_GUESSED_WRAP:
+        return 0  # nobody wraps prose this narrow; a short line is a line of its own
     mid_sentence = not _TERMINATED.search(head.text[-8:])
     continues = bool(_CONTINUES.match(body) or _CJK.match(body))
     if head.width >= _TWO_SIGNAL_SHARE * reference and mid_sentence and continues:
