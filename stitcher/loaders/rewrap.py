@@ -88,6 +88,8 @@ _ITEM = re.compile(
     )[ \t\u3000]*""",
     re.VERBOSE,
 )
+# A short tag, two spaces or more, then text (man pages' .TP paragraphs, definition lists).
+_TAG = re.compile(r"[^\s.!?:;,]{1,24} {2,}(?=\S)")
 _BULLET = re.compile(r"[-*+•·‣▪◦●○■□–—]\s")
 _STRUCTURE = re.compile(
     r"""(?:
@@ -127,6 +129,7 @@ _MIN_MEASURED_WIDTH = 24
 _MAX_WRAP_COLUMN = 400
 _MIN_EXPLAINED_BREAKS = 5
 _MIN_EXPLAINED_SHARE = 0.25
+_NEAR_BEST = 0.9
 _MAX_OVERRUN = 8
 _MAX_FIRST_LINE_INDENT = 4
 _MARKDOWN_CODE_INDENT = 4
@@ -234,8 +237,9 @@ def _wrap_column(lines: list[str]) -> _Wrap:
 
     A break after a line of width A, before a word of width w, is a wrap at any column from A
     to A + 1 + w (the word did not fit). Counting, for every column, the breaks it explains is
-    one pass with a difference array; the best column is trusted when it explains at least 5
-    breaks and a quarter of those after lines of 24+ columns.
+    one pass with a difference array. The column is the narrowest that explains 90% as many
+    breaks as the best; it is trusted when it explains at least 5 breaks and a quarter of those
+    after lines of 24+ columns.
     """
     explained = [0] * (_MAX_WRAP_COLUMN + 2)
     eligible = 0
@@ -254,11 +258,14 @@ def _wrap_column(lines: list[str]) -> _Wrap:
                 explained[width] += 1
                 explained[min(needed, _MAX_WRAP_COLUMN) + 1] -= 1
         previous = text
-    best = column = running = 0
+    running = 0
     for width, change in enumerate(explained):
         running += change
-        if running > best:
-            best, column = running, width
+        explained[width] = running
+    best = max(explained)
+    # The narrowest column that explains nearly as many breaks as the best: lines a little
+    # too long for the column (a long option name in a man page) must not push it outwards.
+    column = next(w for w, count in enumerate(explained) if count >= _NEAR_BEST * best)
     trusted = best >= _MIN_EXPLAINED_BREAKS and best >= _MIN_EXPLAINED_SHARE * eligible
     return _Wrap(column, trusted)
 
@@ -401,6 +408,11 @@ def _continues_run(run: list[_Line], line: _Line) -> bool:
     else:
         # A first-line indent is one small step: info's 3 spaces, two ideographic spaces.
         expected = set(range(max(0, first.indent - _MAX_FIRST_LINE_INDENT), first.indent + 1))
+        tag = _TAG.match(first.body)
+        if tag and line.indent == first.indent + display_width(tag.group()):
+            # A tagged paragraph ("0      if OK,", "$else  Commands..."): a hanging indent.
+            first.text_column, first.body = line.indent, first.body[tag.end() :]
+            return True
     if line.indent in expected:
         return True
     # w3m moves the space between a Chinese and a Latin word to the start of the next line.
