@@ -105,10 +105,18 @@ _STRUCTURE = re.compile(
     )""",
     re.VERBOSE,
 )
+# First characters that can begin a structure line, an item, a rule or underline: the regular
+# expressions run only on lines that start with one of them.
+_STRUCTURE_STARTS = frozenset("#<.*F+|\x1f─━│┃┌┐└┘├┤┬┴┼═║╔╗╚╝╠╣╦╩╬")
+_ITEM_STARTS = frozenset("-*+•·‣▪◦●○■□–—(（0123456789一二三四五六七八九十百")
+_RULE_CHARS = frozenset("-=*_~^\"'`#+.:|")
 _UNDERLINE = re.compile(r"""^[ \t]*([-=*_~^"'`#+.:])\1{2,}[ \t]*$""")
 _CODE = re.compile(r"^(?:[$#%][ ]|>>> |C:\\>)|[{}\\]$|^[{}]|\);$")
-_WORD = re.compile(
-    r"""^[(\["'“‘«「]*(?:[^\W\d_]+(?:['’.-][^\W\d_]+)*|\d+(?:[.,:]\d+)*)[)\]"'”’»」.,;:!?…%]*$"""
+# A whitespace-delimited token that is a word, a number, or holds a CJK character.
+_WORDS = re.compile(
+    r"""(?<!\S)(?:[(\["'“‘«「]*(?:[^\W\d_]+(?:['’.-][^\W\d_]+)*|\d+(?:[.,:]\d+)*)"""
+    r"""[)\]"'”’»」.,;:!?…%]*|\S*[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf"""
+    r"""\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]\S*)(?!\S)"""
 )
 _CJK = re.compile(
     "[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
@@ -220,6 +228,8 @@ class _Blocks:
 
 def display_width(line: str) -> int:
     """Columns the line takes in a monospace font: East Asian wide characters count 2."""
+    if line.isascii():
+        return len(line)
     return 2 * len(line) - len(_WIDE_RUN.sub("", line))
 
 
@@ -247,7 +257,7 @@ def _wrap_column(lines: list[str]) -> _Wrap:
     for line in lines:
         text = line.rstrip()
         body = text.lstrip()
-        if not body or _STRUCTURE.match(body) or "|" in body:
+        if not body or (body[0] in _STRUCTURE_STARTS and _STRUCTURE.match(body)) or "|" in body:
             previous = ""
             continue
         if previous:
@@ -273,7 +283,7 @@ def _wrap_column(lines: list[str]) -> _Wrap:
 # Blocks, quote groups and runs ---------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     text: str  # without quote prefix or trailing spaces
     indent: int  # columns of leading whitespace
@@ -331,7 +341,9 @@ def _rewrap_lines(lines: list[str], wrap: _Wrap, marked: bool) -> list[tuple[int
         return [(0, line) for line in lines]
     parsed = [_parse(line) for line in lines]
     for i in range(1, len(parsed)):
-        if _UNDERLINE.match(parsed[i].text) or _is_table_ruling(parsed[i].text):
+        if parsed[i].body[:1] in _RULE_CHARS and (
+            _UNDERLINE.match(parsed[i].text) or _is_table_ruling(parsed[i].text)
+        ):
             parsed[i].fixed = True
             parsed[i - 1].fixed = True  # the heading above an underline
     block_widest = max(line.width for line in parsed)
@@ -346,9 +358,14 @@ def _parse(line: str) -> _Line:
     text = line.rstrip()
     body = text.lstrip()
     indent = _indent_width(text[: len(text) - len(body)])
-    fixed = bool(_STRUCTURE.match(body)) and not (body.startswith("#") and indent >= 4)
+    first = body[:1]
+    fixed = (
+        first in _STRUCTURE_STARTS
+        and bool(_STRUCTURE.match(body))
+        and not (first == "#" and indent >= 4)
+    )
     text_column: int | None = None
-    if not fixed:
+    if not fixed and (first in _ITEM_STARTS or body[1:2] in (".", ")")):
         item = _ITEM.match(body)
         if item:
             weak = not _BULLET.match(item.group())
@@ -464,9 +481,8 @@ def _looks_like_prose(run: list[_Line], wrap: _Wrap, own: int | None) -> bool:
     for line in run:
         if _CODE.search(line.body) or "\t" in line.body:
             return False
-        for token in line.body.split():
-            tokens += 1
-            words += bool(_WORD.match(token) or _CJK.search(token))
+        tokens += len(line.body.split())
+        words += len(_WORDS.findall(line.body))
     if words < _MIN_WORD_SHARE * tokens or _is_numbered_listing(run):
         return False
     return not _has_columns(run, wrap.column if wrap.trusted else own)
@@ -483,6 +499,9 @@ def _has_columns(run: list[_Line], column: int | None) -> bool:
     gappy = shared = 0
     for line in run:
         text_start = len(line.text) - len(line.body)  # after the indent and any item marker
+        if "  " not in line.body:
+            streaks, starts = {}, set()
+            continue
         starts = {
             match.end()
             for match in _SPACE_RUN.finditer(line.text, text_start)
