@@ -23,10 +23,13 @@ prefix of its first line. A block is then cut into *runs*, candidate paragraphs,
   listing, a nested block, a new indented paragraph).
 
 Evidence. The document's wrap column W is the width that explains the most line breaks as
-the work of a greedy wrapper (the next word would not have fitted); it is trusted when it
-explains 5+ breaks and a quarter of those after lines of 24+ columns. A run of 3+ lines may
-also show its own: the widest of its non-last lines, when those are within 25% of each other,
-40+ columns and not far below a trusted W. A run is left alone when it looks like code (a "$ ",
+the work of a greedy wrapper (the next word would not have fitted); it is trusted when it is
+32+ columns and explains 5+ breaks and half of those after lines of 24+ columns. Without a
+trusted W, weaker evidence (below) is used only if at most 5% of the document's lines are
+wider than 100 columns, i.e. the whole document looks hard-wrapped; once rewrapped, its joined
+paragraphs are long lines, so a second rewrap changes nothing. A run of 3+ lines may show its
+own column: the widest of its non-last lines, when those are within 25% of each other, 40+
+columns and not far below a trusted W. A run is left alone when it looks like code (a "$ ",
 "# ", "% " or ">>> " prompt; braces, a trailing backslash or ");"; numbered listing lines;
 fewer than 55% of its tokens are words; a tab), or like columns (space runs inside lines that
 fall at the same place on consecutive lines, or in lines that do not reach W: justified text
@@ -39,7 +42,8 @@ Inside a run, the break between line A and line B is removed when A is not wider
    width(word) ≥ W, against a trusted or the run's own wrap column, or
 2. A reaches 80% of the reference width and A ends mid-sentence (no . ! ? : ; … 。 ！ ？ ： ；)
    or B starts in lower case or with a CJK character; or A reaches 75% and both hold. The
-   reference width is W when trusted, else the run's own, else the block's widest line.
+   reference width is W when trusted, else the run's own, else the block's widest line (and
+   then A must be 40+ columns: nobody wraps prose narrower).
 
 An item marker that can also occur inside a sentence ("(5)", "a)", "-i") does not start an item
 when the line before is full under a trusted W and ends mid-sentence. A deeper indent by one
@@ -136,7 +140,10 @@ _HYPHENS_TO_DROP = "\u2010\u00ad"
 _MIN_MEASURED_WIDTH = 24
 _MAX_WRAP_COLUMN = 400
 _MIN_EXPLAINED_BREAKS = 5
-_MIN_EXPLAINED_SHARE = 0.25
+_MIN_EXPLAINED_SHARE = 0.5
+_MIN_TRUSTED_COLUMN = 32
+_MAX_GUESSED_WRAP = 100
+_MAX_LONG_SHARE = 0.05
 _NEAR_BEST = 0.9
 _MAX_OVERRUN = 8
 _MAX_FIRST_LINE_INDENT = 4
@@ -240,6 +247,10 @@ def display_width(line: str) -> int:
 class _Wrap:
     column: int
     trusted: bool
+    # Without a trusted column, may a run's own column or a paragraph's shape be used? Only
+    # in a document whose lines all look hard-wrapped: after rewrapping, joined paragraphs are
+    # long lines, and the lines left alone must not be judged by weaker evidence than before.
+    guess: bool = False
 
 
 def _wrap_column(lines: list[str]) -> _Wrap:
@@ -248,15 +259,18 @@ def _wrap_column(lines: list[str]) -> _Wrap:
     A break after a line of width A, before a word of width w, is a wrap at any column from A
     to A + 1 + w (the word did not fit). Counting, for every column, the breaks it explains is
     one pass with a difference array. The column is the narrowest that explains 90% as many
-    breaks as the best; it is trusted when it explains at least 5 breaks and a quarter of those
-    after lines of 24+ columns.
+    breaks as the best; it is trusted when it is 32 or more, and explains at least 5 breaks and
+    half of those after lines of 24+ columns.
     """
     explained = [0] * (_MAX_WRAP_COLUMN + 2)
-    eligible = 0
+    eligible = filled = long = 0
     previous = ""
     for line in lines:
         text = line.rstrip()
         body = text.lstrip()
+        if body:
+            filled += 1
+            long += 2 * len(text) > _MAX_GUESSED_WRAP and display_width(text) > _MAX_GUESSED_WRAP
         if not body or (body[0] in _STRUCTURE_STARTS and _STRUCTURE.match(body)) or "|" in body:
             previous = ""
             continue
@@ -276,8 +290,12 @@ def _wrap_column(lines: list[str]) -> _Wrap:
     # The narrowest column that explains nearly as many breaks as the best: lines a little
     # too long for the column (a long option name in a man page) must not push it outwards.
     column = next(w for w, count in enumerate(explained) if count >= _NEAR_BEST * best)
-    trusted = best >= _MIN_EXPLAINED_BREAKS and best >= _MIN_EXPLAINED_SHARE * eligible
-    return _Wrap(column, trusted)
+    trusted = (
+        best >= _MIN_EXPLAINED_BREAKS
+        and best >= _MIN_EXPLAINED_SHARE * eligible
+        and column >= _MIN_TRUSTED_COLUMN
+    )
+    return _Wrap(column, trusted, guess=not trusted and long <= _MAX_LONG_SHARE * filled)
 
 
 # Blocks, quote groups and runs ---------------------------------------------------------------
@@ -322,7 +340,7 @@ def _rewrap_quoted(group: list[str], wrap: _Wrap, marked: bool) -> list[str]:
         return [text for _, text in _rewrap_lines(group, wrap, marked)]
     prefixes = [(m.group() if m else "") for m in (_QUOTE.match(line) for line in group)]
     inner = [line[len(prefix) :] for line, prefix in zip(group, prefixes, strict=True)]
-    inner_wrap = _Wrap(wrap.column - display_width(prefixes[0]), wrap.trusted)
+    inner_wrap = _Wrap(wrap.column - display_width(prefixes[0]), wrap.trusted, wrap.guess)
     out: list[str] = []
     start = 0
     for end in [*(i for i, text in enumerate(inner) if not text.strip()), len(inner)]:
@@ -529,7 +547,7 @@ def _own_wrap(run: list[_Line], wrap: _Wrap) -> int | None:
     Short lines of one length are a list, not a narrow wrap: the column must be 40 or more,
     and not far below a trusted document column.
     """
-    if len(run) < 3:
+    if len(run) < 3 or not (wrap.trusted or wrap.guess):
         return None
     widths = [line.width for line in run[:-1]]
     widest = max(widths)
@@ -558,7 +576,7 @@ def _wrap_evidence(head: _Line, tail: _Line, wrap: _Wrap, own: int | None, refer
     needed = head.width + gap + display_width(first_unit)
     if (wrap.trusted and needed >= wrap.column) or (own is not None and needed >= own):
         return _FITS
-    if not wrap.trusted and head.width < _MIN_GUESSED_WRAP:
+    if not wrap.trusted and (not wrap.guess or head.width < _MIN_GUESSED_WRAP):
         return 0  # nobody wraps prose this narrow; a short line is a line of its own
     mid_sentence = not _TERMINATED.search(head.text[-8:])
     continues = bool(_CONTINUES.match(body) or _CJK.match(body))
