@@ -133,6 +133,48 @@ def test_nul_bytes_in_utf8_text_are_a_binary_file(tmp_path: Path) -> None:
     assert "binary file" in load_error(write(tmp_path, "nul.md", b"hello\x00world"))
 
 
+INFO_FILE = (
+    b"This is demo.info, produced by makeinfo version 7.0 from demo.texi.\n\n"
+    b"\x1f\nFile: demo.info,  Node: Top,  Next: Usage,  Up: (dir)\n\n"
+    b"Demo\n****\n\n"
+    b"\x00\x08[index\x00\x08]\n"
+    b"* retention:                          Top.           (line 6)\n\n"
+    b"   The demo program keeps copies for a number of days that you choose\n"
+    b"when you install it, and removes older copies after each run.\n\n"
+    b"\x1f\nTag Table:\nNode: Top\x7f71\n\x1f\nEnd Tag Table\n"
+)
+
+
+def test_info_file_with_node_separators_and_index_markers_loads(tmp_path: Path) -> None:
+    doc = load(write(tmp_path, "demo.info", INFO_FILE))
+    assert doc.text == (
+        "This is demo.info, produced by makeinfo version 7.0 from demo.texi.\n\n"
+        "Demo\n****\n\n"
+        "* retention:                          Top.           (line 6)\n\n"
+        "   The demo program keeps copies for a number of days that you choose when you install"
+        " it, and removes older copies after each run."
+    )
+    assert doc.metadata["title"] == "Demo"
+
+
+def test_info_markers_are_the_only_nul_bytes_a_text_file_may_hold(tmp_path: Path) -> None:
+    assert "\x00" not in load(write(tmp_path, "markers.txt", INFO_FILE)).text
+    # A NUL outside the marker pattern, or an unterminated marker, is still binary.
+    broken = INFO_FILE.replace(b"\x00\x08]", b"]")
+    assert "binary file" in load_error(write(tmp_path, "broken.info", broken))
+    elf = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 8 + b"\x02\x00>\x00\x01\x00\x00\x00"
+    assert "binary file" in load_error(write(tmp_path, "program.info", elf))
+
+
+def test_info_files_are_discovered(tmp_path: Path) -> None:
+    from stitcher.loaders import discover
+
+    (tmp_path / "manuals").mkdir()
+    (tmp_path / "manuals" / "demo.info").write_bytes(INFO_FILE)
+    found = discover([str(tmp_path / "manuals")])
+    assert [f.doc_id for f in found.files] == ["manuals/demo.info"]
+
+
 def test_undecodable_bytes(tmp_path: Path) -> None:
     message = load_error(write(tmp_path, "noise.txt", bytes(range(0x80, 0x100)) * 20))
     assert "cannot detect the text encoding" in message
@@ -269,7 +311,7 @@ def test_hyphen_at_line_end_joins_without_space() -> None:
         # indented code, Chinese paragraph indent, quotes, headings
         "Run the following command to sync now\n    fieldnote sync --all --verbose now",
         "第一段文字在这里结束了但是没有句号\n\u3000\u3000第二段以全角空格缩进开头的文字",
-        "> quoted text that goes on for quite a while\n> and continues on the next line",
+        "> quoted text that goes on for quite a while\n>> and a deeper reply on the next line",
         "# A heading that is fairly long for a heading\nThen body text follows right below it",
         # a two-line paragraph whose first line is a finished sentence
         "This sentence is complete and ends here.\nThis one starts on a new line on purpose.",
@@ -277,6 +319,13 @@ def test_hyphen_at_line_end_joins_without_space() -> None:
 )
 def test_structured_lines_are_kept(text: str) -> None:
     assert rewrap(text) == text
+
+
+def test_quoted_lines_of_one_depth_are_joined_without_their_prefix() -> None:
+    text = "> quoted text that goes on for quite a while\n> and continues on the next line"
+    assert rewrap(text) == (
+        "> quoted text that goes on for quite a while and continues on the next line"
+    )
 
 
 def test_code_fences_are_kept_line_by_line() -> None:

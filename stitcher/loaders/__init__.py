@@ -46,7 +46,7 @@ def load(
 ) -> Document:
     """Read one file into a Document with normalised text and typed metadata.
 
-    Formats: .txt, .md/.markdown, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`);
+    Formats: .txt, .md/.markdown, .info, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`);
     encodings: see `stitcher.loaders.decoding.decode_text`; hard-wrapped lines in .txt, .md and
     PDF pages are joined (rule in `stitcher.loaders.rewrap`).
 

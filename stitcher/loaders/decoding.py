@@ -28,6 +28,11 @@ _GB_CHAR = re.compile(
 _GB_SAMPLE_BYTES = 1 << 18
 _MIN_GB_COMMON_SHARE = 0.6
 
+# GNU info files mark index entries and images with NUL-backspace brackets, e.g.
+# "\0\b[index\0\b]": the only NUL bytes a text file may carry. Bounded, so a stray opener in a
+# binary file cannot make the search run far.
+_INFO_MARKER = re.compile(rb"\x00\x08\[[^\x00]{0,4096}?\x00\x08\]")
+
 # charset-normalizer's "chaos" is the share of the decoded text that looks like mojibake.
 _MAX_GUESS_CHAOS = 0.1
 
@@ -41,6 +46,8 @@ def decode_text(data: bytes, source: str) -> str:
     guess, accepted only if its chaos (mojibake share) is at most 10% (Windows-1252 when it ties
     with the best).
     "\\r\\n" and "\\r" become "\\n".
+    Without a BOM, GNU info markers ("\\0\\b[index\\0\\b]", "\\0\\b[image ...\\0\\b]") are removed
+    before decoding; any other NUL byte makes the file binary.
 
     Args:
         data: The raw file content.
@@ -78,6 +85,8 @@ def _decode(data: bytes, source: str) -> str:
                     f"{source}: starts with a {encoding} byte-order mark but is not valid "
                     f"{encoding} (byte {exc.start + len(bom)}); re-save it as UTF-8"
                 ) from None
+    if b"\x00" in data:
+        data = _INFO_MARKER.sub(b"", data)
     if b"\x00" in data:
         raise LoadError(f"{source}: binary file (contains NUL bytes); only text can be loaded")
     try:

@@ -51,7 +51,7 @@ def read_markdown(data: bytes, source: str) -> Extracted:
         heading = _first_h1(text)
         if heading:
             meta["title"] = heading
-    return Extracted(_trim(rewrap(text)), meta)
+    return Extracted(_trim(rewrap(text, markdown=True)), meta)
 
 
 def _trim(text: str) -> str:
@@ -87,6 +87,43 @@ def _first_h1(text: str) -> str | None:
             if match:
                 return match.group(1).strip()
     return None
+
+
+# GNU info -----------------------------------------------------------------------------------
+
+# Navigation and bookkeeping, not text: node header lines, the directory entry, and the tag
+# table, indirect table and local-variables trailer that follow a "\x1f" separator.
+_INFO_NODE_HEADER = re.compile(r"^File: [^,\n]+,\s+Node: [^\n]*$", re.MULTILINE)
+_INFO_DIR_ENTRY = re.compile(
+    r"^INFO-DIR-SECTION [^\n]*\n|^START-INFO-DIR-ENTRY\n.*?^END-INFO-DIR-ENTRY\n",
+    re.MULTILINE | re.DOTALL,
+)
+_INFO_TABLE = re.compile(
+    r"\A\n?(?:(?:Tag Table|Indirect|Local Variables):|End Tag Table).*?(?=\x1f|\Z)", re.DOTALL
+)
+_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n){2,}")
+_INFO_HEADING = re.compile(r"^([^\n]+)\n[*=]{3,}[ \t]*$", re.MULTILINE)
+
+
+def read_info(data: bytes, source: str) -> Extracted:
+    """A GNU info manual (.info): the nodes' text, hard-wrap joined.
+
+    The NUL-backspace index markers are removed by `decode_text`; node separators ("\\x1f"),
+    "File: ..., Node: ..." header lines, the directory entry and the tag/indirect tables are
+    dropped (a separator leaves a blank line). Title: the first heading underlined with "*" or
+    "=" (the manual's top node).
+    """
+    text = decode_text(data, source)
+    sections = text.split("\x1f")
+    kept = [sections[0], *(_INFO_TABLE.sub("", section) for section in sections[1:])]
+    text = "".join(kept).replace("\x7f", "")
+    text = _INFO_DIR_ENTRY.sub("", _INFO_NODE_HEADER.sub("", text))
+    text = _BLANK_RUN.sub("\n\n", text)  # what the dropped lines leave behind
+    meta: dict[str, Any] = {}
+    heading = _INFO_HEADING.search(text)
+    if heading:
+        meta["title"] = heading.group(1).strip()
+    return Extracted(_trim(rewrap(text)), meta)
 
 
 # HTML ---------------------------------------------------------------------------------------
@@ -213,8 +250,10 @@ def _html_meta(soup: Any) -> dict[str, Any]:
 def read_pdf(data: bytes, source: str) -> Extracted:
     """A .pdf file: each page's text (hard-wrap joined), pages separated by a blank line.
 
-    Metadata: "page_starts", the offset in the final text where each page begins; /Title;
-    /CreationDate; /Keywords → tags.
+    Running headers and footers (a line among the first or last two of a page that recurs,
+    digits aside, on half the pages or more, with at least three pages) and page-number lines at
+    the top or bottom of a page are dropped before joining. Metadata: "page_starts", the offset
+    in the final text where each page begins; /Title; /CreationDate; /Keywords → tags.
     """
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
@@ -223,7 +262,7 @@ def read_pdf(data: bytes, source: str) -> Extracted:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoadError(f"{source}: the PDF is password-protected; save a decrypted copy")
-        pages = [_page_text(page) for page in reader.pages]
+        raw_pages = [normalise_newlines(page.extract_text() or "") for page in reader.pages]
         info = reader.metadata
     except LoadError:
         raise
@@ -232,6 +271,7 @@ def read_pdf(data: bytes, source: str) -> Extracted:
     except Exception as exc:
         # A malformed file can make pypdf fail in arbitrary ways; it is still one bad file.
         raise LoadError(f"{source}: not a readable PDF ({type(exc).__name__}: {exc})") from None
+    pages = pdf_pages_text(raw_pages)
     page_starts: list[int] = []
     offset = 0
     for page in pages:
@@ -244,8 +284,60 @@ def read_pdf(data: bytes, source: str) -> Extracted:
     return Extracted(text, meta)
 
 
-def _page_text(page: Any) -> str:
-    return rewrap(normalise_newlines(page.extract_text() or "").strip())
+_PAGE_NUMBER = re.compile(
+    r"^(?:(?i:page|p\.|seite)\s*|第\s*)?[-–—(\[]?\s*(?:\d{1,4}|[ivxlc]{1,6}|[IVXLC]{1,6})"
+    r"\s*[-–—)\]]?(?:\s*(?i:/|of|von)\s*\d{1,4})?\s*页?$"
+)
+_DIGITS = re.compile(r"\d+")
+_EDGE_LINES = 2
+_MIN_PAGES_FOR_FURNITURE = 3
+_MIN_FURNITURE_SHARE = 0.5
+
+
+def pdf_pages_text(raw_pages: list[str]) -> list[str]:
+    """The text of each page as stored: page furniture dropped, hard wraps joined."""
+    pages = drop_page_furniture(raw_pages)
+    vocabulary = "\n".join(pages)
+    return [rewrap(page.strip(), vocabulary=vocabulary) for page in pages]
+
+
+def drop_page_furniture(pages: list[str]) -> list[str]:
+    """Remove running headers, footers and page numbers from the text of each page.
+
+    Only the first and last two non-blank lines of a page are candidates. A page-number line
+    ("12", "- 12 -", "Page 3 of 10", "iv", "第 3 页") goes when the document has two pages or
+    more; another line goes when, with its digits masked, it recurs at an edge of at least half
+    of the pages (three pages or more), like "Chapter 2 · Setup   17".
+    """
+    if len(pages) < 2:
+        return pages
+    page_lines = [page.split("\n") for page in pages]
+    edges = [_edge_indexes(lines) for lines in page_lines]
+    counts: dict[str, int] = {}
+    for lines, indexes in zip(page_lines, edges, strict=True):
+        for key in {_furniture_key(lines[i]) for i in indexes}:
+            counts[key] = counts.get(key, 0) + 1
+    needed = max(2, _MIN_FURNITURE_SHARE * len(pages))
+    repeated = len(pages) >= _MIN_PAGES_FOR_FURNITURE
+    out = []
+    for lines, indexes in zip(page_lines, edges, strict=True):
+        drop = {
+            i
+            for i in indexes
+            if _PAGE_NUMBER.match(lines[i].strip())
+            or (repeated and counts[_furniture_key(lines[i])] >= needed)
+        }
+        out.append("\n".join(line for i, line in enumerate(lines) if i not in drop))
+    return out
+
+
+def _edge_indexes(lines: list[str]) -> list[int]:
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    return sorted(set(filled[:_EDGE_LINES] + filled[-_EDGE_LINES:]))
+
+
+def _furniture_key(line: str) -> str:
+    return _DIGITS.sub("#", " ".join(line.split()))
 
 
 def _pdf_info(info: Any) -> dict[str, Any]:
@@ -327,6 +419,7 @@ def _table_rows(table: Any) -> list[str]:
 
 READERS: dict[str, Callable[[bytes, str], Extracted]] = {
     ".txt": read_plain,
+    ".info": read_info,
     ".md": read_markdown,
     ".markdown": read_markdown,
     ".html": read_html,

@@ -1,0 +1,314 @@
+"""Paragraph reconstruction: wrapped prose is re-joined exactly, structure never changes.
+
+"Re-joined exactly" means: a paragraph that was wrapped (greedily, at one width for the whole
+document) comes back as one line made of its first-line indent (or list marker) followed by
+its words separated by single spaces (English) or by nothing (Chinese), i.e. the text the
+paragraph was made from. Structure (code, tables, aligned columns, short list items, ASCII art)
+comes back byte for byte, and rewrapping the result changes nothing.
+
+The golden tests run short excerpts of each real form (written for these tests, not copied)
+through the loader that reads that form, and compare with the expected text.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from stitcher.loaders.formats import pdf_pages_text, read_info, read_markdown, read_plain
+from stitcher.loaders.rewrap import display_width, rewrap
+
+GOLDEN = Path(__file__).parent / "golden_forms"
+
+# Words of a plain English vocabulary; sentences start with a capital and end with a full stop.
+VOCABULARY = (
+    "the of and to in is that for it as with was on be by this are or from at which have an "
+    "but not they all were there can more when one been their if will would about so what up "
+    "out into them these other could time than first its only new some then also after two "
+    "system package manual paragraph reader search index document server network file line "
+    "version release archive mirror kernel module driver shell command option value program "
+    "configuration directory user account permission language translation chapter section "
+    "installation upgrade security distribution developer maintainer"
+)
+WORDS = VOCABULARY.split()
+HANZI = (
+    "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能"
+    "下过子说产种面而方后多定行学法所民得经"
+)
+
+
+def english_sentence(rnd: random.Random) -> str:
+    words = [rnd.choice(WORDS) for _ in range(rnd.randint(3, 14))]
+    return " ".join([words[0].capitalize(), *words[1:]]) + "."
+
+
+def chinese_sentence(rnd: random.Random) -> str:
+    def clause() -> str:
+        return "".join(rnd.choice(HANZI) for _ in range(rnd.randint(4, 30)))
+
+    return clause() + rnd.choice("，、；") + clause() + rnd.choice("。！？")
+
+
+def wrap_cjk(text: str, width: int, first: str, rest: str) -> list[str]:
+    """Greedy wrapping by display columns, breaking anywhere, as renderers do for Chinese."""
+    lines: list[str] = []
+    line = first
+    for char in text:
+        if display_width(line + char) > width and line.strip():
+            lines.append(line)
+            line = rest
+        line += char
+    lines.append(line)
+    return lines
+
+
+def wrap_english(text: str, width: int, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(
+        text,
+        width=width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+@st.composite
+def wrapped_documents(draw: st.DrawFn, chinese: bool, min_width: int = 40) -> tuple[str, list[str]]:
+    """A document of wrapped paragraphs and the one line each paragraph should become."""
+    width = draw(st.integers(min_value=min_width, max_value=100))
+    indent = " " * draw(st.integers(min_value=0, max_value=8))
+    # The words come from a seeded generator that hypothesis controls: fast to draw, replayable.
+    rnd = draw(st.randoms(use_true_random=False))
+    sentence = chinese_sentence if chinese else english_sentence
+    texts = []
+    for _ in range(draw(st.integers(min_value=3, max_value=5))):
+        # Three lines or more: a paragraph shorter than that shows too little of its wrapping.
+        pieces = [sentence(rnd)]
+        while display_width("".join(pieces)) < 3 * width:
+            pieces.append(sentence(rnd))
+        texts.append(("" if chinese else " ").join(pieces))
+    layouts = ["uniform", "first-line", "bullet", "numbered"]
+    if chinese:
+        layouts.append("ideographic")
+    wrapped: list[str] = []
+    expected: list[str] = []
+    for number, text in enumerate(texts, start=1):
+        layout = draw(st.sampled_from(layouts))
+        first, rest = indent, indent
+        if layout == "first-line":
+            first = indent + "   "
+        elif layout == "bullet":
+            first, rest = indent + "* ", indent + "  "
+        elif layout == "numbered":
+            first, rest = f"{indent}{number}. ", indent + " " * (len(str(number)) + 2)
+        elif layout == "ideographic":
+            first = indent + "\u3000\u3000"
+        wrap = wrap_cjk if chinese else wrap_english
+        wrapped.append("\n".join(wrap(text, width, first, rest)))
+        expected.append(first + text)
+    return "\n\n".join(wrapped), expected
+
+
+@settings(deadline=None)
+@given(wrapped_documents(chinese=False))
+# Found by hypothesis: every line one whole sentence, every line starting with a capital.
+@example(
+    (
+        " The the the the the the the the the.\n The the the the the the the the the.\n"
+        " The the the the the the the the the.\n The the the.\n\n"
+        " The the the. The the the the the the\n the the the the the the the. The the\n"
+        " the the the the the the the the the the\n the the.\n\n"
+        " The the the. The the the the the the\n the the the the the the the. The the\n"
+        " the the the the the the the the the the\n the the.",
+        [
+            " The the the the the the the the the. The the the the the the the the the."
+            " The the the the the the the the the. The the the.",
+            " The the the. The the the the the the the the the the the the the."
+            " The the the the the the the the the the the the the the.",
+            " The the the. The the the the the the the the the the the the the."
+            " The the the the the the the the the the the the the the.",
+        ],
+    )
+)
+def test_wrapped_english_paragraphs_rejoin_exactly(case: tuple[str, list[str]]) -> None:
+    document, expected = case
+    assert rewrap(document).split("\n\n") == expected
+
+
+@settings(deadline=None)
+@given(wrapped_documents(chinese=True))
+def test_wrapped_chinese_paragraphs_rejoin_exactly(case: tuple[str, list[str]]) -> None:
+    document, expected = case
+    assert rewrap(document).split("\n\n") == expected
+
+
+# Structure: blocks that must come back byte for byte.
+identifiers = st.sampled_from(
+    ["x", "count", "path", "self.items", "buf", "cfg", "result", "argv", "i", "node.next"]
+)
+code_lines = st.one_of(
+    st.builds(lambda a, b, n: f"{a} = {b}({n});", identifiers, identifiers, st.integers(0, 99)),
+    st.builds(lambda a, b: f"if ({a} > {b}) {{", identifiers, identifiers),
+    st.just("}"),
+    st.builds(lambda a: f"$ stitcher search --limit 5 {a}", identifiers),
+    st.builds(lambda a, b: f"# apt-get install {a}-{b}", identifiers, identifiers),
+)
+code_blocks = st.tuples(
+    st.sampled_from(["    ", "        ", "\t"]),
+    st.lists(code_lines, min_size=2, max_size=8),
+).map(lambda parts: "\n".join(parts[0] + line for line in parts[1]))
+cells = st.sampled_from(["name", "size", "42", "V:12", "none", "15m", "yes", "archive", "—"])
+table_blocks = st.one_of(
+    st.lists(st.lists(cells, min_size=2, max_size=4), min_size=2, max_size=6).map(
+        lambda rows: "\n".join("| " + " | ".join(row) + " |" for row in rows)
+    ),
+    st.lists(st.lists(cells, min_size=2, max_size=3), min_size=2, max_size=6).map(
+        lambda rows: "\n".join("".join(cell.ljust(10) for cell in row).rstrip() for row in rows)
+    ),
+)
+list_blocks = st.lists(
+    st.tuples(st.sampled_from(["- ", "* ", "1. ", "2) ", "• "]), st.sampled_from(WORDS)),
+    min_size=2,
+    max_size=6,
+).map(lambda items: "\n".join(marker + word for marker, word in items))
+ascii_art = st.sampled_from(
+    [
+        "+--------+      +--------+\n| client | ---> | server |\n+--------+      +--------+",
+        "   /\\_/\\\n  ( o.o )\n   > ^ <",
+        "  [load] --> [chunk] --> [embed]\n"
+        "                 |\n                 v\n             [weaviate]",
+    ]
+)
+verse = st.just(
+    "Shall I compare thee to a summer's day?\nThou art more lovely and more temperate:\n"
+    "Rough winds do shake the darling buds of May,\nAnd summer's lease hath all too short a date;"
+)
+structure_blocks = st.one_of(code_blocks, table_blocks, list_blocks, ascii_art, verse)
+
+
+# The structure samples are at most 46 columns wide: narrower than the prose around them, as in
+# real documents (a poem as wide as the wrap column, every line full, reads as a paragraph).
+@settings(deadline=None)
+@given(
+    wrapped_documents(chinese=False, min_width=60),
+    st.lists(structure_blocks, min_size=1, max_size=4),
+)
+def test_structure_blocks_never_change(case: tuple[str, list[str]], structures: list[str]) -> None:
+    document, expected = case
+    paragraphs = document.split("\n\n")
+    mixed = "\n\n".join(
+        [*paragraphs[:1], *structures, *paragraphs[1:]]
+    )  # structure amid wrapped prose, so the document's wrap column is known
+    assert rewrap(mixed).split("\n\n") == [*expected[:1], *structures, *expected[1:]]
+
+
+@settings(deadline=None)
+@given(
+    st.one_of(wrapped_documents(chinese=False), wrapped_documents(chinese=True)),
+    st.lists(structure_blocks, max_size=3),
+)
+def test_rewrap_is_idempotent(case: tuple[str, list[str]], structures: list[str]) -> None:
+    document = "\n\n".join([case[0], *structures])
+    once = rewrap(document)
+    assert rewrap(once) == once
+
+
+@settings(deadline=None)
+@given(st.text(alphabet="ab 中文。.,-|#>*1\n\u2010\u00ad", max_size=300))
+def test_rewrap_only_removes_whitespace_and_line_end_hyphens(text: str) -> None:
+    joined = rewrap(text)
+    assert squeeze(joined) == squeeze(text)
+    assert all(joined.count(hyphen) <= text.count(hyphen) for hyphen in "-\u2010\u00ad")
+    assert len(joined) <= len(text)
+
+
+def squeeze(text: str) -> str:
+    return re.sub(r"[\s\-\u2010\u00ad]", "", text)
+
+
+def test_weak_evidence_leaves_lines_alone() -> None:
+    # Two lines, the first a finished sentence and the second a new one: maybe deliberate.
+    text = "This sentence is complete and ends here.\nThis one starts on a new line on purpose."
+    assert rewrap(text) == text
+
+
+def test_man_page_justified_paragraph_and_hyphen() -> None:
+    page = "\n".join(
+        [
+            "DESCRIPTION",
+            "       List  information  about  the FILEs (the current directory by default).",
+            "       Sort entries alphabetically if none of -cftuvSUX nor --sort  is  speci‐",
+            "       fied.",
+        ]
+        * 3
+    )
+    out = rewrap(page).split("\n")
+    assert out[1] == (
+        "       List information about the FILEs (the current directory by default). Sort "
+        "entries alphabetically if none of -cftuvSUX nor --sort is specified."
+    )
+
+
+def test_markdown_indented_code_outside_a_list_is_kept() -> None:
+    prose = (
+        "Start by drying the meat thoroughly with paper towels and seasoning\n"
+        "it well, then brown it in batches so the pot never crowds and steams."
+    )
+    code = "    the output of the command is a long line of words that looks like prose\n"
+    code += "    and its second line continues it in lower case without any symbols at all"
+    text = f"{prose}\n\n{code}\n\n{prose}"
+    assert rewrap(text, markdown=True).split("\n\n")[1] == code
+
+
+def test_rst_literal_block_after_double_colon_is_kept() -> None:
+    literal = (
+        "    the literal block holds words that a reader would take for a paragraph\n"
+        "    and a second line that carries on in lower case as prose would do it"
+    )
+    text = f"The following example shows the output::\n\n{literal}\n\nAfter it, prose."
+    assert rewrap(text).split("\n\n")[1] == literal
+
+
+def test_line_end_hyphen_is_dropped_only_where_the_document_agrees() -> None:
+    text = (
+        "We recompile the module whenever its configuration changes, as you\n"
+        "would expect, and the build system is always very careful to recom-\n"
+        "pile only the files that changed since the last run; it is a well-\n"
+        "known trick that saves a lot of time on a large tree of source files."
+    )
+    out = rewrap(text)
+    assert "careful to recompile only the files" in out
+    assert "it is a well-known trick" in out
+
+
+@pytest.mark.parametrize(
+    "name", sorted(path.name[: -len(".in.txt")] for path in GOLDEN.glob("*.in.txt"))
+)
+def test_golden_forms(name: str) -> None:
+    source = (GOLDEN / f"{name}.in.txt").read_bytes()
+    expected = (GOLDEN / f"{name}.out.txt").read_text(encoding="utf-8")
+    assert load_form(name, source) == expected.rstrip("\n")
+
+
+def load_form(name: str, data: bytes) -> str:
+    """The text the loader stores for a file of this form (by the golden file's name)."""
+    if name.startswith("info"):
+        return read_info(data, name).text
+    if name.startswith(("markdown", "rst")):
+        return read_markdown(data, name).text if name.startswith("markdown") else rewrap_plain(data)
+    if name.startswith("pdf"):
+        # Form feeds separate the pages, as pdftotext writes them.
+        pages = data.decode("utf-8").split("\f")
+        return "\n\n".join(pdf_pages_text(pages))
+    return rewrap_plain(data)
+
+
+def rewrap_plain(data: bytes) -> str:
+    return read_plain(data, "golden").text
