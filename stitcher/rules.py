@@ -15,7 +15,8 @@ boundaries or other sentence flags. Never lower it.
 from __future__ import annotations
 
 #: Version of the loaders' text rules (decoding, newline and hard-wrap handling, extraction).
-LOADER_RULES = 1
+#: 2: per-paragraph rewrap of indented, man, info, licence, quoted, PDF and Chinese text.
+LOADER_RULES = 2
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations).
 SENTENCE_RULES = 1
