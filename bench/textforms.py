@@ -337,7 +337,8 @@ def report(results: dict[str, Any]) -> str:
             ]
         )
     lines = [
-        f"# Text forms: stitcher at {results['commit']}",
+        f"# Text forms: stitcher at {results['commit']}"
+        + (" (partial: still running)" if results.get("partial") else ""),
         "",
         f"`{results['command']}` — {results['total_s']} s, Weaviate {results.get('server', '?')},"
         f" budget {results['budget']} characters per form, seed {results['seed']}.",
@@ -430,18 +431,37 @@ def main(argv: list[str] | None = None) -> int:
                 for item in items:
                     failed[f"{form}/{item.built.lang}"] = f"{type(error).__name__}: {error}"
                 log(f"{form} failed: {type(error).__name__}: {error}")
+            # Written after every form, so an interrupted run still leaves what it measured.
+            save(args, results, rows, forms, phases, started, final=False)
+    text = save(args, results, rows, forms, phases, started, final=True)
+    for row in results["rows"]:
+        print_examples(row, args.examples)
+    print(text)
+    return 0
+
+
+def save(
+    args: argparse.Namespace,
+    results: dict[str, Any],
+    rows: dict[tuple[str, str], dict[str, Any]],
+    forms: list[tuple[str, str]],
+    phases: list[common.PhaseStats],
+    started: float,
+    *,
+    final: bool,
+) -> str:
+    """Write the Markdown table and the JSON (marked partial until the last form is done)."""
     results["rows"] = [rows[k] for k in forms if k in rows]
     results["phases"] = [p.to_json() for p in phases]
     results["total_s"] = round(time.perf_counter() - started, 1)
-    for row in results["rows"]:
-        print_examples(row, args.examples)
+    results["partial"] = not final
     text = report(results)
-    print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
-    log(f"table written to {args.out}")
-    common.write_json(args.json, results)
-    return 0
+    args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=str))
+    if final:
+        log(f"table written to {args.out}, results to {args.json}")
+    return text
 
 
 if __name__ == "__main__":

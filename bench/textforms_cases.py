@@ -51,6 +51,7 @@ _CODE = re.compile(
     .*[{}]\s*$|.*[()\[\]*=_].*;\s*$)""",
     re.VERBOSE,
 )
+_PROSE_RUN = re.compile(r"\b[a-z]+ [a-z]+ [a-z]+ [a-z]+\b")  # four lowercase words: prose
 _COLUMNS = re.compile(r"\S {3,}\S.*\S {3,}\S|\S\t+\S")
 _INFO = re.compile(r"^(?:File: .*Node: |\* [^:]+::|\x1f)")
 _SYNOPSIS_HEAD = re.compile(r"^(?:SYNOPSIS|概述|总览|语法|大纲|摘要|用法)\b")
@@ -90,7 +91,7 @@ def structure_kind(line: str, in_synopsis: bool = False, man: bool = False) -> s
         return "table"
     if _PROMPT.match(line):
         return "code"
-    if _CODE.match(line) and not _HAN.search(line):
+    if _CODE.match(line) and not _HAN.search(line) and not _PROSE_RUN.search(line):
         return "code"
     if _COLUMNS.search(line.strip()) and not (man and display_width(line) >= 74):
         return "columns"
