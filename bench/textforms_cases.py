@@ -1,0 +1,461 @@
+"""Ground truth of the text-forms benchmark, found without stitcher's own rules.
+
+- `raw_text`: the file text as a naive reader gets it (the seed's splitter runs on this):
+  text files decoded; PDF: pypdf's extract_text per page, pages joined by a blank line; HTML:
+  BeautifulSoup's get_text().
+- Prose paragraphs: blank-line separated blocks of the raw text (HTML: the <p> elements) in
+  which no line looks like structure by `structure_kind` (an independent heuristic: tables,
+  shell prompts and code, aligned columns, man SYNOPSIS sections, info node headers and menus).
+  A list item's bullet is dropped; the item's text counts as prose.
+- Normalisation: whitespace runs become one space, or nothing when a line break sits next to a
+  CJK character; groff's hyphenation (U+2010 at a line end between letters) is undone, an
+  ASCII hyphen at a line end is kept and the line joined without a space ("well-known").
+- Sentences: split after 。！？ and after . ! ? followed by a space and a capital, an opening
+  quote or a Han character (older Chinese translations end sentences with '. ');
+  40-300 characters (Chinese: 20-300); Chinese cases need >= 10 Han characters, English ones
+  none.
+- Cases: sentences that no chunk of RecursiveCharacterTextSplitter(250, 50) (default
+  separators, on the raw text) contains whole. Forward query: the part of the sentence no later
+  chunk holds; backward: the part no earlier chunk holds; keywords: the 2-4 rarest words of the
+  sentence by document frequency over the form's paragraphs (Chinese: rjieba words).
+- Comparison key (`key`): all whitespace and hyphens removed, so passages and sentences compare
+  equal however the line breaks inside them were joined.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_SENTENCE = {"en": 40, "zh": 20}
+MAX_SENTENCE = 300
+MIN_QUERY = {"en": 20, "zh": 8}
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(
+    "[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+)
+_KEY_DROP = re.compile(r"[\s\-\u2010\u00ad]+")
+
+# --- structure heuristic ---------------------------------------------------------------------
+_TABLE = re.compile(r"^\s*(?:[|+][-=+|]{3,}|\|.*\|)|[─│┌┐└┘├┤┬┴┼]")
+_PROMPT = re.compile(r"^\s*(?:\$|#|%|>>>) \S")
+_CODE = re.compile(
+    r"""^\s*(?:\#include|\#!/|\#define|[A-Za-z_][A-Za-z0-9_.]*\s*[:+?]?=\s*\S.*[^.。]$|
+    .*[{}]\s*$|.*[()\[\]*=_].*;\s*$)""",
+    re.VERBOSE,
+)
+_PROSE_RUN = re.compile(r"\b[a-z]+ [a-z]+ [a-z]+ [a-z]+\b")  # four lowercase words: prose
+_COLUMNS = re.compile(r"\S {3,}\S.*\S {3,}\S|\S\t+\S")
+_INFO = re.compile(r"^(?:File: .*Node: |\* [^:]+::|\x1f)")
+_SYNOPSIS_HEAD = re.compile(r"^(?:SYNOPSIS|概述|总览|语法|大纲|摘要|用法)\b")
+_MAN_HEAD = re.compile(r"^[A-Z\u4e00-\u9fff][A-Z0-9 \u4e00-\u9fff()/-]*$")
+_BULLET = re.compile(r"^\s*(?:[*+o•·-]|\d{1,3}[.)])\s+")
+_SENTENCE_END = re.compile(
+    r"(?:[。！？][”’」』）)]*)|(?:[.!?][\"'”’)\]]*(?= [A-Z\"“(‘\u4e00-\u9fff]))"
+)
+
+
+def key(text: str) -> str:
+    """Comparison key: no whitespace, no hyphens."""
+    return _KEY_DROP.sub("", text)
+
+
+def han_count(text: str) -> int:
+    return len(_HAN.findall(text))
+
+
+def display_width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def structure_kind(line: str, in_synopsis: bool = False, man: bool = False) -> str | None:
+    """What kind of structure a raw line is (None: not structure) — this benchmark's own rule.
+
+    Man pages are justified to the full width, which opens gaps between words: a gapped man
+    line counts as columns only when it is shorter than the full width.
+    """
+    if not line.strip():
+        return None
+    if in_synopsis:
+        return "synopsis"
+    if _INFO.match(line):
+        return "info-node"
+    if _TABLE.search(line):
+        return "table"
+    if _PROMPT.match(line):
+        return "code"
+    if _CODE.match(line) and not _HAN.search(line) and not _PROSE_RUN.search(line):
+        return "code"
+    if _COLUMNS.search(line.strip()) and not (man and display_width(line) >= 74):
+        return "columns"
+    return None
+
+
+@dataclass(frozen=True)
+class RawLine:
+    number: int
+    text: str
+    kind: str | None
+
+
+def label_lines(text: str, man: bool, blocks: bool = True) -> list[RawLine]:
+    """Every line with its structure kind; a block holding a shell prompt is code throughout
+    (not with `blocks=False`: a PDF page has no blank lines between its paragraphs).
+
+    In a man page's SYNOPSIS, the first line of each block is labelled (the invocation; the
+    lines after it may be its wrapped continuation).
+    """
+    lines = text.split("\n")
+    kinds: list[str | None] = []
+    in_synopsis = False
+    previous = ""
+    for line in lines:
+        if man and line and not line[0].isspace():
+            in_synopsis = bool(_SYNOPSIS_HEAD.match(line))
+            kinds.append(None)
+        else:
+            first = not previous.strip() or bool(_SYNOPSIS_HEAD.match(previous))
+            kinds.append(structure_kind(line, in_synopsis and man and first, man))
+        previous = line
+    if not blocks:
+        return [
+            RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))
+        ]
+    # A block (between blank lines) with a prompt line is a screen: all its lines are code.
+    start = 0
+    for i in range(len(lines) + 1):
+        if i == len(lines) or not lines[i].strip():
+            block = range(start, i)
+            if any(_PROMPT.match(lines[j]) for j in block):
+                for j in block:
+                    kinds[j] = kinds[j] or "code"
+            start = i + 1
+    return [RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))]
+
+
+# --- raw text ----------------------------------------------------------------------------------
+
+
+def raw_text(path: Path) -> str:
+    """The file's text as a naive reader gets it (what the seed's splitter is run on)."""
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        from pypdf import PdfReader
+
+        pages = [(p.extract_text() or "").replace("\r\n", "\n") for p in PdfReader(path).pages]
+        return "\n\n".join(pages)
+    if suffix in (".html", ".htm"):
+        return str(_soup(path).get_text())
+    return path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+def _soup(path: Path) -> object:
+    import warnings
+
+    from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
+
+    warnings.filterwarnings("ignore", category=XMLParsedAsHTMLWarning)
+    return BeautifulSoup(path.read_bytes(), "lxml")
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    start: int  # raw offsets of the block
+    end: int
+
+
+def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
+    """Blocks of raw text with no structure line (HTML: <p> elements found in the text)."""
+    if path.suffix.lower() in (".html", ".htm"):
+        found: list[Paragraph] = []
+        cursor = 0
+        for p in _soup(path).find_all("p"):  # type: ignore[attr-defined]
+            if p.find_parent(["table", "pre"]) is not None:
+                continue
+            inner = p.get_text()
+            at = text.find(inner, cursor) if inner.strip() else -1
+            if at >= 0:
+                found.append(Paragraph(at, at + len(inner)))
+                cursor = at + len(inner)
+        return found
+    pdf = path.suffix.lower() == ".pdf"
+    labelled = label_lines(text, man=form == "man", blocks=not pdf)
+    paragraphs: list[Paragraph] = []
+    offset = 0
+    block_start: int | None = None
+    block_ok = True
+    for raw in labelled:
+        line_end = offset + len(raw.text)
+        if pdf and raw.kind is not None:
+            # A PDF page has no blank lines: a structure line ends the paragraph instead.
+            if block_start is not None and block_ok:
+                paragraphs.append(Paragraph(block_start, offset - 1))
+            block_start, block_ok = None, True
+        elif not raw.text.strip():
+            if block_start is not None and block_ok:
+                paragraphs.append(Paragraph(block_start, offset - 1))
+            block_start, block_ok = None, True
+        else:
+            if block_start is None:
+                bullet = _BULLET.match(raw.text)
+                block_start = offset + (bullet.end() if bullet else 0)
+            block_ok = block_ok and raw.kind is None
+        offset = line_end + 1
+    if block_start is not None and block_ok:
+        paragraphs.append(Paragraph(block_start, len(text)))
+    return paragraphs
+
+
+def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
+    """Normalised text[start:end] and, per output character, its raw offset."""
+    out: list[str] = []
+    where: list[int] = []
+    i = start
+    while i < end:
+        ch = text[i]
+        if ch.isspace():
+            j = i
+            while j < end and text[j].isspace():
+                j += 1
+            if not out or j >= end:
+                i = j
+                continue
+            before, after = out[-1], text[j]
+            newline = "\n" in text[i:j]
+            if newline and before == "\u2010" and len(out) > 1 and out[-2].isalpha():
+                out.pop()
+                where.pop()  # groff hyphenation: "speci‐\nfied" -> "specified"
+            elif newline and (before == "-" or _CJK.match(before) or _CJK.match(after)):
+                pass
+            else:
+                out.append(" ")
+                where.append(i)
+            i = j
+            continue
+        out.append(ch)
+        where.append(i)
+        i += 1
+    return "".join(out), where
+
+
+def split_sentences(text: str) -> Iterator[tuple[int, int]]:
+    """Spans of sentences in a normalised paragraph."""
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        if text[start:end].strip():
+            yield start, end
+        start = end
+        while start < len(text) and text[start] == " ":
+            start += 1
+    if start < len(text) and text[start:].strip():
+        yield start, len(text)
+
+
+# --- cases -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start: int
+    end: int
+
+
+def seed_chunks(text: str) -> list[Chunk]:
+    """The seed's chunks with their raw offsets (LangChain's own start_index)."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=250, chunk_overlap=50, add_start_index=True
+    )
+    chunks = []
+    for doc in splitter.create_documents([text]):
+        start = int(doc.metadata["start_index"])
+        if start >= 0:
+            chunks.append(Chunk(start, start + len(doc.page_content)))
+    return chunks
+
+
+@dataclass
+class Case:
+    form: str
+    lang: str
+    file: str  # path of the file below the form directory
+    sentence: str  # normalised
+    raw_start: int
+    raw_end: int
+    forward: str
+    backward: str
+    keywords: list[str]
+    halves: tuple[str, str] = ("", "")  # normalised first and second half (keyword hit check)
+
+
+def _trim_words(text: str, lang: str, side: str) -> str:
+    """English: drop the word the chunk boundary cut through (forward: the last, backward: the
+    first), so a query is whole words."""
+    text = text.strip()
+    if lang != "en" or " " not in text:
+        return text
+    if side == "forward":
+        return text[: text.rfind(" ")].strip()
+    return text[text.find(" ") + 1 :].strip()
+
+
+def cut_sentences(
+    path: Path, relative: str, form: str, lang: str
+) -> tuple[list[Case], list[list[str]]]:
+    """Cut sentences of one file as cases (keywords still empty) and the paragraphs' words."""
+    text = raw_text(path)
+    chunks = seed_chunks(text)
+    cases: list[Case] = []
+    paragraph_words: list[list[str]] = []
+    for paragraph in prose_paragraphs(path, text, form):
+        normal, where = normalise(text, paragraph.start, paragraph.end)
+        if not normal:
+            continue
+        paragraph_words.append(words(normal, lang))
+        for s, e in split_sentences(normal):
+            sentence = normal[s:e].strip()
+            if not MIN_SENTENCE[lang] <= len(sentence) <= MAX_SENTENCE:
+                continue
+            if (lang == "zh") != (han_count(sentence) >= 10) or (
+                lang == "en" and han_count(sentence)
+            ):
+                continue
+            rs, re_ = where[s], where[e - 1] + 1
+            if any(c.start <= rs and re_ <= c.end for c in chunks):
+                continue  # some chunk holds it whole: not a case
+            later = [c.start for c in chunks if rs < c.start < re_]
+            earlier = [c.end for c in chunks if rs < c.end < re_]
+            if not later or not earlier:
+                continue
+            forward_raw_end, backward_raw_start = min(later), max(earlier)
+            forward = normal[s : s + sum(1 for w in where[s:e] if w < forward_raw_end)]
+            backward = normal[e - sum(1 for w in where[s:e] if w >= backward_raw_start) : e]
+            forward = _trim_words(forward, lang, "forward")
+            backward = _trim_words(backward, lang, "backward")
+            if min(len(forward), len(backward)) < MIN_QUERY[lang]:
+                continue
+            middle = len(sentence) // 2
+            cases.append(
+                Case(
+                    form,
+                    lang,
+                    relative,
+                    sentence,
+                    rs,
+                    re_,
+                    forward,
+                    backward,
+                    [],
+                    (sentence[:middle], sentence[middle:]),
+                )
+            )
+    return cases, paragraph_words
+
+
+# --- keywords ----------------------------------------------------------------------------------
+
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
+_EN_STOP = frozenset(
+    """this that with from have will your there their which when what been were they them then
+    than into also more such only some other should would could must about these those each
+    does make used uses using here just like very even most many where while after before
+    file files""".split()  # noqa: SIM905  (a word list is easier to read this way)
+)
+_ZH_STOP = frozenset(
+    """一个 一些 可以 使用 如果 我们 你的 这个 这些 那些 以及 或者 因为 所以 但是 并且 没有 需要
+    进行 通过 其他 所有 时候 已经 就是 还是 可能 应该 这样 不是 它们 他们 你们 自己 之后 之前
+    例如 如何 文件""".split()  # noqa: SIM905
+)
+
+
+def words(text: str, lang: str) -> list[str]:
+    """Candidate keywords of a text: English words of 4+ letters, Chinese words of 2+ Han."""
+    if lang == "zh":
+        import rjieba
+
+        return [w for w in rjieba.cut(text) if han_count(w) >= 2 and w not in _ZH_STOP]
+    return [w for w in _EN_WORD.findall(text) if w.lower() not in _EN_STOP]
+
+
+def assign_keywords(cases: Sequence[Case], paragraph_words: Sequence[list[str]]) -> None:
+    """The 2-4 rarest words of each case's sentence (document frequency over the paragraphs).
+
+    Three words when the sentence has them; a case with fewer than two keeps an empty list.
+    """
+    frequency: Counter[str] = Counter()
+    for found in paragraph_words:
+        frequency.update(set(found))
+    for case in cases:
+        candidates = list(dict.fromkeys(words(case.sentence, case.lang)))
+        candidates.sort(key=lambda w: (frequency.get(w, 0), -len(w), w))
+        chosen = candidates[:3]
+        case.keywords = chosen if len(chosen) >= 2 else []
+
+
+def sample(cases: list[Case], count: int, seed: str) -> list[Case]:
+    rng = random.Random(seed)
+    picked = list(cases)
+    rng.shuffle(picked)
+    return picked[:count]
+
+
+# --- structure sample --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StructureLine:
+    file: str
+    line: int
+    kind: str
+    text: str
+
+
+def structure_lines(path: Path, relative: str, form: str) -> list[StructureLine]:
+    """Lines labelled structure in one file (HTML: the lines of <pre> elements)."""
+    if path.suffix.lower() in (".html", ".htm"):
+        out = []
+        for pre in _soup(path).find_all("pre"):  # type: ignore[attr-defined]
+            for number, line in enumerate(pre.get_text().split("\n")):
+                if line.strip():
+                    out.append(StructureLine(relative, number, "pre", line))
+        return out
+    text = raw_text(path)
+    return [
+        StructureLine(relative, raw.number, raw.kind, raw.text)
+        for raw in label_lines(text, man=form == "man", blocks=path.suffix.lower() != ".pdf")
+        if raw.kind is not None and len(raw.text.strip()) >= 3
+    ]
+
+
+def sample_structure(lines: list[StructureLine], count: int, seed: str) -> list[StructureLine]:
+    """Up to `count` lines, spread over the kinds (round robin), fixed seed."""
+    rng = random.Random(seed)
+    by_kind: dict[str, list[StructureLine]] = {}
+    for line in lines:
+        by_kind.setdefault(line.kind, []).append(line)
+    for group in by_kind.values():
+        rng.shuffle(group)
+    picked: list[StructureLine] = []
+    while len(picked) < count and any(by_kind.values()):
+        for kind in sorted(by_kind):
+            if by_kind[kind] and len(picked) < count:
+                picked.append(by_kind[kind].pop())
+    return picked
+
+
+def line_kept(line: str, loaded_lines: set[str]) -> bool:
+    """A structure line survives when it is still one whole line of the loaded text."""
+    return line.strip() in loaded_lines
+
+
+def percent(part: int, whole: int) -> float:
+    return round(part / whole, 3) if whole else math.nan
