@@ -37,7 +37,7 @@ of these holds, checked in this order (`_break_is_hard`):
   count 2: headings, labels, man page section names, the last line of a paragraph), a ``#``
   heading, a table row (``|``, a tab, a column gap of 4+ spaces or two of 3), a line ending with
   ``:`` or ``：`` (it introduces a list or a listing) or ending like code (``{ } \\``, or ``;``
-  after ``(`` or ``=``);
+  after a call ``f(x)`` or an assignment ``x = 1``);
 * the next line is structure: a list item (``- * + •``, ``1.`` ``1)`` ``a.`` ``一、`` ``（一）``),
   an option (``-a``, ``--all``), a heading ``#``, a quote ``>``, an HTML tag, a fence, a rule,
   a ``$ `` prompt, ``{ } =``, a table row;
@@ -47,7 +47,7 @@ of these holds, checked in this order (`_break_is_hard`):
   `FIRST_LINE_INDENT` columns (a first-line indent of up to that many is prose);
 * the next line starts, after opening quotes and brackets, with a Chinese character while the
   line before holds none (a translation under an English line), or is in capitals (a heading)
-  while the line before is not.
+  while the line before is not, or with a capital after a list item without hanging under it.
 
 Everything else continues the sentence: a lower-case letter, a digit, punctuation in mid-sentence
 (``, ; ) —`` and their full-width forms), a capital in a line of prose, Chinese after Chinese
@@ -131,9 +131,11 @@ SENTENCE_RULES_VERSION = 2
 #: Hard-wrapped prose fills its lines to the wrap column (72-80 in manuals and licences) less
 #: one word.
 SHORT_LINE = 36
-#: Characters looked at before a line break to find its line's start and indentation (an
-#: 80-column line fits); a longer line is long prose whose indentation is not known.
-LINE_LOOKBACK = 80
+#: Characters looked at before a line break to find its line's start and indentation (a line
+#: of an 80-column manual fits, with room to spare); a longer line is long prose whose
+#: indentation is not known. Stitching sees 64 characters beyond its bound (stitch._CONTEXT,
+#: ids.CONTEXT_CHARS) and fetched chunks reach further, so breaks near the bound are decided too.
+LINE_LOOKBACK = 90
 #: Characters of the next line looked at, after its indentation (list markers, table cells,
 #: capitals).
 NEXT_LINE_LOOKAHEAD = 32
@@ -150,7 +152,7 @@ _COLUMN_GAP_RE = re.compile(r"\t|\S {4,}\S|\S {3}\S.*\S {3}\S")
 _LIST_MARKER_RE = re.compile(
     r"(?:[-*+\u2022\u00b7\u2023\u25aa\u25e6]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)])[ \t]+"
 )
-_CODE_END_RE = re.compile(r"[{}\\]\Z|[(=].*;\Z")
+_CODE_END_RE = re.compile(r"[{}\\]\Z|(?:\w\(.*\)|\S\s*=\s*\w).*;\Z")  # f(x); x = 1;
 _HEADING_RE = re.compile(r"#{1,6}(?:\s|\Z)")
 #: What starts a line that is structure, not the continuation of a sentence.
 _STRUCTURE_START_RE = re.compile(
@@ -316,6 +318,8 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
     if _HAN_RE.match(first):
         return _HAN_RE.search(content) is None
     if first.isupper():
+        if hanging is not None and indent_after != hanging:
+            return True  # a list item, then a line that neither hangs under it nor reads on
         heading = _CAPS_RUN_RE.search(head) is not None and not any(c.islower() for c in head)
         return heading and any(c.islower() for c in content)
     return False
