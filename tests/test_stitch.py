@@ -632,7 +632,7 @@ def test_a_wrapped_sentence_cut_by_a_chunk_boundary_comes_back_whole(
             "Build it with the commands below:\n    make all\n    make install",
             "install",
             "make install",
-        ),  # fmt: skip
+        ),
         ("# Heading of the section\nthe text below it", "text", "the text below it"),
     ],
 )
