@@ -42,12 +42,12 @@ of these holds, checked in this order (`_break_is_hard`):
   an option (``-a``, ``--all``), a heading ``#``, a quote ``>``, an HTML tag, a fence, a rule,
   a ``$ `` prompt, ``{ } =``, a table row;
 * indentation: the next line is indented deeper than the line before (code, a quotation, an
-  option's description), except a hanging indent that lines up with the text after the list
-  marker of the line before (``- item`` / ``  continued``); or it is dedented by more than
+  option's description), unless the line before is a list item (``- item`` / ``  continued``,
+  ``(a) item`` / ``      continued``: a hanging indent); or it is dedented by more than
   `FIRST_LINE_INDENT` columns (a first-line indent of up to that many is prose);
 * the next line starts, after opening quotes and brackets, with a Chinese character while the
   line before holds none (a translation under an English line), or is in capitals (a heading)
-  while the line before is not, or with a capital after a list item without hanging under it.
+  while the line before is not and does not end with ``, ; -``.
 
 Everything else continues the sentence: a lower-case letter, a digit, punctuation in mid-sentence
 (``, ; ) —`` and their full-width forms), a capital in a line of prose, Chinese after Chinese
@@ -150,7 +150,8 @@ _WIDE_RUN_RE = re.compile(
 )
 _COLUMN_GAP_RE = re.compile(r"\t|\S {4,}\S|\S {3}\S.*\S {3}\S")
 _LIST_MARKER_RE = re.compile(
-    r"(?:[-*+\u2022\u00b7\u2023\u25aa\u25e6]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)])[ \t]+"
+    r"(?:[-*+\u2022\u00b7\u2023\u25aa\u25e6]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)]"
+    r"|\([A-Za-z\d]{1,3}\))[ \t]+"
 )
 _CODE_END_RE = re.compile(r"[{}\\]\Z|(?:\w\(.*\)|\S\s*=\s*\w).*;\Z")  # f(x); x = 1;
 _HEADING_RE = re.compile(r"#{1,6}(?:\s|\Z)")
@@ -164,7 +165,7 @@ _STRUCTURE_START_RE = re.compile(
       | [一二三四五六七八九十百]+、                       # 一、
       | [(（][一二三四五六七八九十\d]{1,3}[)）]           # （一） (1)
       | [#>|{}=]                                        # heading, quote, table, code
-      | <[A-Za-z!/]                                     # HTML
+      | <(?!https?:|ftp:|mailto:)[A-Za-z!/]             # HTML, not a <URL>
       | ```|~~~                                         # fence
       | [-_*]{3,}                                       # rule
       | \$[ \t]                                         # shell prompt
@@ -272,7 +273,7 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
         line_start = 0
     else:
         return False  # the line's start is not visible
-    hanging: int | None = None
+    in_list = False
     indent_before = 0
     if line_start is not None:
         content_start = _LINE_INDENT_RE.match(text, line_start).end()  # type: ignore[union-attr]
@@ -280,9 +281,7 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
         content = text[content_start:q]
         if _display_width(content) < SHORT_LINE or _HEADING_RE.match(content):
             return True
-        marker = _LIST_MARKER_RE.match(content)
-        if marker is not None:
-            hanging = _indent_width(text[line_start : content_start + marker.end()])
+        in_list = _LIST_MARKER_RE.match(content) is not None
     else:
         content = text[q - LINE_LOOKBACK : q]
     if "|" in content or _COLUMN_GAP_RE.search(content) or content[-1] in ":：":
@@ -305,7 +304,7 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
         if indent_after > 0:
             return True
     elif indent_after > indent_before:
-        if indent_after != hanging:
+        if not in_list:
             return True
     elif indent_before - indent_after > FIRST_LINE_INDENT:
         return True
@@ -318,17 +317,17 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
     if _HAN_RE.match(first):
         return _HAN_RE.search(content) is None
     if first.isupper():
-        if hanging is not None and indent_after != hanging:
-            return True  # a list item, then a line that neither hangs under it nor reads on
+        if content[-1] in ",;-，；、":
+            return False  # mid-sentence: "... on an "AS IS" BASIS," / "WITHOUT WARRANTIES ..."
         heading = _CAPS_RUN_RE.search(head) is not None and not any(c.islower() for c in head)
         return heading and any(c.islower() for c in content)
     return False
 
 
-def _is_decimal_point(text: str, at: int, at_doc_end: bool) -> bool:
+def _is_decimal_point(text: str, at: int, at_doc_start: bool, at_doc_end: bool) -> bool:
     """Whether the "．" at `at` sits between digits; unseen neighbours count as digits (a
     missed end only makes a passage longer, a false one would cut a sentence)."""
-    before = text[at - 1].isdigit() if at > 0 else True
+    before = text[at - 1].isdigit() if at > 0 else not at_doc_start
     after = text[at + 1].isdigit() if at + 1 < len(text) else not at_doc_end
     return before and after
 
@@ -379,7 +378,7 @@ def _iter_rule_ends(
             elif _HAN_RE.match(following) and ("!" in text[at:q] or "?" in text[at:q]):
                 yield q
         else:
-            if ch == FULLWIDTH_STOP and _is_decimal_point(text, at, at_doc_end):
+            if ch == FULLWIDTH_STOP and _is_decimal_point(text, at, at_doc_start, at_doc_end):
                 i = at + 1
                 continue
             tail = _CJK_RUN_TAIL_RE.match(text, at + 1)

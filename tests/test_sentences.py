@@ -200,10 +200,12 @@ def indent_columns(indent: str) -> int:
     return len(indent.replace("\u3000", "  ").expandtabs(8))
 
 
-_REF_MARKER = re.compile(r"(?:[-*+•·‣▪◦]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)])[ \t]+")
+_REF_MARKER = re.compile(
+    r"(?:[-*+•·‣▪◦]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)]|\([A-Za-z\d]{1,3}\))[ \t]+"
+)
 _REF_STRUCTURE = re.compile(
     r"[-*+•·‣▪◦][ \t]|--?[A-Za-z]|\d{1,3}(?:\.\d{1,3})*[.)](?:\s|$)|[A-Za-z][.)][ \t]"
-    r"|[一二三四五六七八九十百]+、|[(（][一二三四五六七八九十\d]{1,3}[)）]|[#>|{}=]|<[A-Za-z!/]"
+    r"|[一二三四五六七八九十百]+、|[(（][一二三四五六七八九十\d]{1,3}[)）]|[#>|{}=]|<(?!https?:|ftp:|mailto:)[A-Za-z!/]"
     r"|```|~~~|[-_*]{3,}|\$[ \t]"
 )
 
@@ -223,15 +225,13 @@ def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
     line_start = doc.rfind("\n", 0, q) + 1
     line = doc[line_start:q]
     known = len(line) <= LINE_LOOKBACK
-    hanging = None
+    in_list = False
     if known:
         body = line.lstrip()
         indent_before = indent_columns(line[: len(line) - len(body)])
         if columns(body) < SHORT_LINE or re.match(r"#{1,6}(\s|$)", body):
             return True
-        marker = _REF_MARKER.match(body)
-        if marker:
-            hanging = indent_columns(line[: len(line) - len(body) + marker.end()])
+        in_list = _REF_MARKER.match(body) is not None
     else:
         body = line[-LINE_LOOKBACK:]
     if is_table_like(body) or body.endswith((":", "：", "{", "}", "\\")):
@@ -243,7 +243,7 @@ def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
         return True
     after = indent_columns(indent_after)
     if known:
-        deeper = after > indent_before and after != hanging
+        deeper = after > indent_before and not in_list
         if deeper or indent_before - after > FIRST_LINE_INDENT:
             return True
     elif after:
@@ -254,8 +254,8 @@ def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
     if "\u4e00" <= word[0] <= "\u9fff":
         return not re.search("[\u4e00-\u9fff]", body)
     if word[0].isupper():
-        if hanging is not None and after != hanging:
-            return True
+        if body[-1] in ",;-，；、":
+            return False
         return bool(re.search("[A-Z]{2}", head)) and head == head.upper() and body != body.upper()
     return False
 
@@ -314,6 +314,7 @@ documents = st.lists(pieces, max_size=40).map("".join)
 @example("一\u3000\u3000\n- ")  # trailing ideographic spaces are whitespace before a break
 @example("\u3000\u3000\tthe quick brown fox jumps over the lazy dog\nthen")  # tab stops
 @example("the the the the the the the the the the the (see cloth; x=1;\nthen")
+@example("．3.14")  # nothing before the "．" at the document's start: no decimal point
 def test_ends_match_the_reference(doc: str) -> None:
     assert sentence_ends(doc, at_doc_start=True, at_doc_end=True) == reference_ends(doc)
 
@@ -455,16 +456,36 @@ MAN_PARAGRAPH = (
         ),
         (  # Markdown heading, numbered items, an English line over its Chinese translation
             "# Growing tea at home\n"
-            "1. Choose a sunny spot that is sheltered from the wind\n"
-            "2. water the young plants often in the first summer\n"
             "Tea plants like a warm and humid climate in summer\n"
-            "茶树喜欢温暖湿润的气候",
+            "茶树喜欢温暖湿润的气候\n"
+            "1. Choose a sunny spot that is sheltered from the wind\n"
+            "2. water the young plants often in the first summer",
             [
                 "# Growing tea at home",
-                "1. Choose a sunny spot that is sheltered from the wind",
-                "2. water the young plants often in the first summer",
                 "Tea plants like a warm and humid climate in summer",
                 "茶树喜欢温暖湿润的气候",
+                "1. Choose a sunny spot that is sheltered from the wind",
+                "2. water the young plants often in the first summer",
+            ],
+        ),
+        (  # licences: a lazily continued list item, a <URL>, capitals after a comma
+            "    c) You must license the entire work, as a whole, under this\n"
+            "    License to anyone who comes into possession of a copy. See\n"
+            '    <https://www.gnu.org/licenses/> for the whole text, on an "AS IS" BASIS,\n'
+            "    WITHOUT WARRANTIES OF ANY KIND.",
+            [
+                "c) You must license the entire work, as a whole, under this\n"
+                "    License to anyone who comes into possession of a copy.",
+                'See\n    <https://www.gnu.org/licenses/> for the whole text, on an "AS IS" '
+                "BASIS,\n    WITHOUT WARRANTIES OF ANY KIND.",
+            ],
+        ),
+        (  # Apache style: "(a)" items whose continuation is indented deeper
+            "    (a) You must give any other recipients of the Work or\n"
+            "          Derivative Works a copy of this License; and",
+            [
+                "(a) You must give any other recipients of the Work or\n"
+                "          Derivative Works a copy of this License; and"
             ],
         ),
         (  # a heading in capitals under a line of prose; short lines
