@@ -248,6 +248,10 @@ def _indent_width(indent: str) -> int:
     return width
 
 
+def _has_column_gap(line: str) -> bool:
+    return ("\t" in line or "   " in line) and _COLUMN_GAP_RE.search(line) is not None
+
+
 def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: bool) -> bool:
     """Whether the line break at `nl` (its line's content ends at `q`) ends a sentence.
 
@@ -279,14 +283,15 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
         content_start = _LINE_INDENT_RE.match(text, line_start).end()  # type: ignore[union-attr]
         indent_before = _indent_width(text[line_start:content_start])
         content = text[content_start:q]
-        if _display_width(content) < SHORT_LINE or _HEADING_RE.match(content):
+        short = len(content) < SHORT_LINE and _display_width(content) < SHORT_LINE
+        if short or _HEADING_RE.match(content):
             return True
         in_list = _LIST_MARKER_RE.match(content) is not None
     else:
         content = text[q - LINE_LOOKBACK : q]
-    if "|" in content or _COLUMN_GAP_RE.search(content) or content[-1] in ":：":
+    if "|" in content or content[-1] in ":：" or _has_column_gap(content):
         return True
-    if _CODE_END_RE.search(content):
+    if content[-1] in "{}\\;" and _CODE_END_RE.search(content):
         return True
 
     # The next line, up to NEXT_LINE_LOOKAHEAD characters after its indentation.
@@ -297,7 +302,7 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
             return False  # the next line runs past the window
         line_end = min(limit, n)
     head = text[head_start:line_end]
-    if _STRUCTURE_START_RE.match(head) or "|" in head or _COLUMN_GAP_RE.search(head):
+    if _STRUCTURE_START_RE.match(head) or "|" in head or _has_column_gap(head):
         return True
     indent_after = _indent_width(text[nl + 1 : head_start])
     if line_start is None:
@@ -342,6 +347,7 @@ def _iter_rule_ends(
     """
     i = origin
     n = len(text)
+    last = -1  # the last end yielded: a line that a terminator ends needs no break rule
     # A line-break end at `stop` is only seen at its "\n", past any trailing spaces.
     reach = stop
     while reach < n and text[reach] != "\n" and text[reach].isspace():
@@ -360,9 +366,11 @@ def _iter_rule_ends(
                 q -= 1
             if (
                 q > 0
+                and q != last
                 and not text[q - 1].isspace()
                 and _break_is_hard(text, q, at, at_doc_start, at_doc_end)
             ):
+                last = q
                 yield q
         elif ch in LATIN_TERMINATORS:
             tail = _LATIN_RUN_TAIL_RE.match(text, at + 1)
@@ -374,8 +382,10 @@ def _iter_rule_ends(
             if following.isspace():
                 if q == at + 1 and ch == "." and _dot_is_not_an_end(text, at, at_doc_start):
                     continue
+                last = q
                 yield q
             elif _HAN_RE.match(following) and ("!" in text[at:q] or "?" in text[at:q]):
+                last = q
                 yield q
         else:
             if ch == FULLWIDTH_STOP and _is_decimal_point(text, at, at_doc_start, at_doc_end):
@@ -385,6 +395,7 @@ def _iter_rule_ends(
             q = tail.end() if tail else at + 1
             i = q
             if q < n or at_doc_end:  # else a closer may follow beyond the window
+                last = q
                 yield q
 
 
