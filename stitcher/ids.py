@@ -117,7 +117,7 @@ def sentence_edges(text: str, start: int, end: int) -> tuple[bool, bool]:
     if first >= last:
         return False, False
     return (
-        is_sentence_start(text, first, at_doc_start=True),
+        is_sentence_start(text, first, at_doc_start=True, at_doc_end=True),
         is_sentence_end(text, last, at_doc_start=True, at_doc_end=True),
     )
 

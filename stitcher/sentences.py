@@ -17,9 +17,8 @@ character, except the document's very end:
   ends before a Chinese character (``好!然后``), a plain ``.`` does not. A single ``.`` after a
   known abbreviation (`ABBREVIATIONS`: ``Dr. Smith``, ``e.g. this``) or after a list number at
   the start of a line (``1. 将拆分``, ``a. item``) is not an end.
-* at a line break: after loading, the line breaks left in the text are structural (list items,
-  headings, table rows, code), so the end is after the last non-whitespace character before a
-  ``\\n``. A blank line (paragraph end) is the special case of this.
+* at a line break, after the last non-whitespace character before the ``\\n``, unless the break
+  is *soft* (below). A blank line (a paragraph end) is always an end.
 * the document's end: after its last non-whitespace character, and ``len(text)`` itself.
 
 Full-width ``．`` ends a sentence like ``。`` (Chinese man pages and older texts use it as a
@@ -27,6 +26,43 @@ full stop), except between two digits, where it is a decimal point (``３．５`
 
 ``；，：`` are clause punctuation (`CLAUSE_PUNCTUATION`), used only as a fallback cut when no
 sentence end is in reach.
+
+A single line break is SOFT (no end) when the line before does not end a sentence and the next
+line continues it — hard-wrapped prose that the loader left alone (weak evidence), and text
+stored with its line breaks (seed-layout and adopted collections). The break is soft unless one
+of these holds, checked in this order (`_break_is_hard`):
+
+* the next line is blank (a paragraph end), or nothing but whitespace follows up to the end;
+* the line before is a heading or structure: shorter than `SHORT_LINE` columns (CJK characters
+  count 2: headings, labels, man page section names, the last line of a paragraph), a ``#``
+  heading, a table row (``|``, a tab, a column gap of 4+ spaces or two of 3), a line ending with
+  ``:`` or ``：`` (it introduces a list or a listing) or ending like code (``{ } \\``, or ``;``
+  after a call ``f(x)`` or an assignment ``x = 1``);
+* the next line is structure: a list item (``- * + •``, ``1.`` ``1)`` ``a.`` ``一、`` ``（一）``),
+  an option (``-a``, ``--all``), a heading ``#``, a quote ``>``, an HTML tag, a fence, a rule,
+  a ``$ `` prompt, ``{ } =``, a table row;
+* indentation: the next line is indented deeper than the line before (code, a quotation, an
+  option's description), unless the line before is a list item (``- item`` / ``  continued``,
+  ``(a) item`` / ``      continued``: a hanging indent); or it is dedented by more than
+  `FIRST_LINE_INDENT` columns (a first-line indent of up to that many is prose);
+* the next line starts, after opening quotes and brackets, with a Chinese character while the
+  line before holds none (a translation under an English line), or is in capitals (a heading)
+  while the line before is not and does not end with ``, ; -``.
+
+Everything else continues the sentence: a lower-case letter, a digit, punctuation in mid-sentence
+(``, ; ) —`` and their full-width forms), a capital in a line of prose, Chinese after Chinese
+without a terminator, a word split by a hyphen at the line end. A line that ends with a
+terminator ends its sentence by the punctuation rules above whatever the break is (an
+abbreviation or a list number before the break is left to the break rule).
+
+The rule looks at most `LINE_LOOKBACK` characters back from the break (a longer line before it
+counts as long prose whose indentation is not known: the next line must then not be indented)
+and at most `NEXT_LINE_LOOKAHEAD` characters of the next line, after its indentation, so a window
+that shows that much decides a break exactly as the whole document does. When a window does not
+show it (the line's start lies before the window and not `LINE_LOOKBACK` characters of it are
+visible, or the next line runs past the window's end), the break is taken as soft: like the other
+rules, a window may miss an end, never invent one (a missed end only makes a passage longer or
+truncated at the bound, a false one cuts a sentence).
 
 Sentence START positions `p`: the document's start (0 and its first non-whitespace character),
 and the first non-whitespace character after each sentence end.
@@ -84,6 +120,60 @@ _CLOSERS_RE = re.compile("[" + re.escape(CLOSERS) + "]*")
 
 _ABBREVIATION_LOOKBACK = max(len(a) for a in ABBREVIATIONS) + 1
 _ENUMERATOR_LOOKBACK = 16  # longer than any _ENUMERATOR_RE match
+
+#: Version of these rules. Ingest stores sentence flags computed with them, so a collection
+#: written under another version must be rebuilt. 1: every line break ends a sentence;
+#: 2: soft line breaks.
+SENTENCE_RULES_VERSION = 2
+
+#: A line before a break narrower than this (in columns, CJK characters count 2) is a heading,
+#: a label or the last line of a paragraph, not a wrapped line: the break ends a sentence.
+#: Hard-wrapped prose fills its lines to the wrap column (72-80 in manuals and licences) less
+#: one word.
+SHORT_LINE = 36
+#: Characters looked at before a line break to find its line's start and indentation (a line
+#: of an 80-column manual fits, with room to spare); a longer line is long prose whose
+#: indentation is not known. Stitching sees 64 characters beyond its bound (stitch._CONTEXT,
+#: ids.CONTEXT_CHARS) and fetched chunks reach further, so breaks near the bound are decided too.
+LINE_LOOKBACK = 90
+#: Characters of the next line looked at, after its indentation (list markers, table cells,
+#: capitals).
+NEXT_LINE_LOOKAHEAD = 32
+#: A first line indented by at most this many columns more than the next one is a paragraph's
+#: first-line indent (GNU texts use 2-3 spaces, Chinese two ideographic spaces, old texts a tab).
+FIRST_LINE_INDENT = 8
+
+_TAB_WIDTH = 8
+_LINE_INDENT_RE = re.compile(r"[^\S\n]*")
+_WIDE_RUN_RE = re.compile(
+    "[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]+"
+)
+_COLUMN_GAP_RE = re.compile(r"\t|\S {4,}\S|\S {3}\S.*\S {3}\S")
+_LIST_MARKER_RE = re.compile(
+    r"(?:[-*+\u2022\u00b7\u2023\u25aa\u25e6]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)]"
+    r"|\([A-Za-z\d]{1,3}\))[ \t]+"
+)
+_CODE_END_RE = re.compile(r"[{}\\]\Z|(?:\w\(.*\)|\S\s*=\s*\w).*;\Z")  # f(x); x = 1;
+_HEADING_RE = re.compile(r"#{1,6}(?:\s|\Z)")
+#: What starts a line that is structure, not the continuation of a sentence.
+_STRUCTURE_START_RE = re.compile(
+    r"""(?:
+        [-*+\u2022\u00b7\u2023\u25aa\u25e6][ \t]           # bullet
+      | --?[A-Za-z]                                     # command-line option
+      | \d{1,3}(?:\.\d{1,3})*[.)](?:\s|\Z)                # 1. 1) 1.2.
+      | [A-Za-z][.)][ \t]                               # a. b)
+      | [一二三四五六七八九十百]+、                       # 一、
+      | [(（][一二三四五六七八九十\d]{1,3}[)）]           # （一） (1)
+      | [#>|{}=]                                        # heading, quote, table, code
+      | <(?!https?:|ftp:|mailto:)[A-Za-z!/]             # HTML, not a <URL>
+      | ```|~~~                                         # fence
+      | [-_*]{3,}                                       # rule
+      | \$[ \t]                                         # shell prompt
+    )""",
+    re.VERBOSE,
+)
+_OPENERS = "\"'“‘「『（《【〔([{«"
+_CAPS_RUN_RE = re.compile(r"[A-Z]{2}")
 
 
 def _run_start(text: str, i: int) -> int:
@@ -143,10 +233,106 @@ def _dot_is_not_an_end(text: str, dot: int, at_doc_start: bool) -> bool:
     return _ENUMERATOR_RE.fullmatch(text, line_start, dot) is not None
 
 
-def _is_decimal_point(text: str, at: int, at_doc_end: bool) -> bool:
+def _display_width(text: str) -> int:
+    """Columns `text` takes in a monospace font: East Asian wide characters count 2."""
+    return 2 * len(text) - len(_WIDE_RUN_RE.sub("", text))
+
+
+def _indent_width(indent: str) -> int:
+    width = 0
+    for ch in indent:
+        if ch == "\t":
+            width += _TAB_WIDTH - width % _TAB_WIDTH
+        else:
+            width += 2 if ch == "\u3000" else 1
+    return width
+
+
+def _has_column_gap(line: str) -> bool:
+    return ("\t" in line or "   " in line) and _COLUMN_GAP_RE.search(line) is not None
+
+
+def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: bool) -> bool:
+    """Whether the line break at `nl` (its line's content ends at `q`) ends a sentence.
+
+    See the module docstring for the rule. False when the window does not show enough to
+    decide: a missed end only makes a passage longer.
+    """
+    n = len(text)
+    head_start = _LINE_INDENT_RE.match(text, nl + 1).end()  # type: ignore[union-attr]
+    if head_start >= n:
+        return at_doc_end  # only whitespace up to the end: the document's end, if it is one
+    if text[head_start] == "\n":
+        return True  # a blank line: the paragraph ends
+
+    # The line before: its start (and so its indentation) when it is at most LINE_LOOKBACK long.
+    floor = q - LINE_LOOKBACK - 1
+    before = text.rfind("\n", max(0, floor), q)
+    line_start: int | None
+    if before >= 0:
+        line_start = before + 1
+    elif floor >= 0:
+        line_start = None  # a long line
+    elif at_doc_start:
+        line_start = 0
+    else:
+        return False  # the line's start is not visible
+    in_list = False
+    indent_before = 0
+    if line_start is not None:
+        content_start = _LINE_INDENT_RE.match(text, line_start).end()  # type: ignore[union-attr]
+        indent_before = _indent_width(text[line_start:content_start])
+        content = text[content_start:q]
+        short = len(content) < SHORT_LINE and _display_width(content) < SHORT_LINE
+        if short or _HEADING_RE.match(content):
+            return True
+        in_list = _LIST_MARKER_RE.match(content) is not None
+    else:
+        content = text[q - LINE_LOOKBACK : q]
+    if "|" in content or content[-1] in ":：" or _has_column_gap(content):
+        return True
+    if content[-1] in "{}\\;" and _CODE_END_RE.search(content):
+        return True
+
+    # The next line, up to NEXT_LINE_LOOKAHEAD characters after its indentation.
+    limit = head_start + NEXT_LINE_LOOKAHEAD
+    line_end = text.find("\n", head_start, limit)
+    if line_end < 0:
+        if limit > n and not at_doc_end:
+            return False  # the next line runs past the window
+        line_end = min(limit, n)
+    head = text[head_start:line_end]
+    if _STRUCTURE_START_RE.match(head) or "|" in head or _has_column_gap(head):
+        return True
+    indent_after = _indent_width(text[nl + 1 : head_start])
+    if line_start is None:
+        if indent_after > 0:
+            return True
+    elif indent_after > indent_before:
+        if not in_list:
+            return True
+    elif indent_before - indent_after > FIRST_LINE_INDENT:
+        return True
+    k = 0
+    while k < len(head) and head[k] in _OPENERS:
+        k += 1
+    if k == len(head):
+        return True
+    first = head[k]
+    if _HAN_RE.match(first):
+        return _HAN_RE.search(content) is None
+    if first.isupper():
+        if content[-1] in ",;-，；、":
+            return False  # mid-sentence: "... on an "AS IS" BASIS," / "WITHOUT WARRANTIES ..."
+        heading = _CAPS_RUN_RE.search(head) is not None and not any(c.islower() for c in head)
+        return heading and any(c.islower() for c in content)
+    return False
+
+
+def _is_decimal_point(text: str, at: int, at_doc_start: bool, at_doc_end: bool) -> bool:
     """Whether the "．" at `at` sits between digits; unseen neighbours count as digits (a
     missed end only makes a passage longer, a false one would cut a sentence)."""
-    before = text[at - 1].isdigit() if at > 0 else True
+    before = text[at - 1].isdigit() if at > 0 else not at_doc_start
     after = text[at + 1].isdigit() if at + 1 < len(text) else not at_doc_end
     return before and after
 
@@ -161,6 +347,7 @@ def _iter_rule_ends(
     """
     i = origin
     n = len(text)
+    last = -1  # the last end yielded: a line that a terminator ends needs no break rule
     # A line-break end at `stop` is only seen at its "\n", past any trailing spaces.
     reach = stop
     while reach < n and text[reach] != "\n" and text[reach].isspace():
@@ -177,7 +364,13 @@ def _iter_rule_ends(
             q = at
             while q > 0 and text[q - 1] != "\n" and text[q - 1].isspace():
                 q -= 1
-            if q > 0 and not text[q - 1].isspace():
+            if (
+                q > 0
+                and q != last
+                and not text[q - 1].isspace()
+                and _break_is_hard(text, q, at, at_doc_start, at_doc_end)
+            ):
+                last = q
                 yield q
         elif ch in LATIN_TERMINATORS:
             tail = _LATIN_RUN_TAIL_RE.match(text, at + 1)
@@ -189,17 +382,20 @@ def _iter_rule_ends(
             if following.isspace():
                 if q == at + 1 and ch == "." and _dot_is_not_an_end(text, at, at_doc_start):
                     continue
+                last = q
                 yield q
             elif _HAN_RE.match(following) and ("!" in text[at:q] or "?" in text[at:q]):
+                last = q
                 yield q
         else:
-            if ch == FULLWIDTH_STOP and _is_decimal_point(text, at, at_doc_end):
+            if ch == FULLWIDTH_STOP and _is_decimal_point(text, at, at_doc_start, at_doc_end):
                 i = at + 1
                 continue
             tail = _CJK_RUN_TAIL_RE.match(text, at + 1)
             q = tail.end() if tail else at + 1
             i = q
             if q < n or at_doc_end:  # else a closer may follow beyond the window
+                last = q
                 yield q
 
 
@@ -288,6 +484,7 @@ def sentence_start_at_or_before(
     lo: int = 0,
     *,
     at_doc_start: bool = False,
+    at_doc_end: bool = False,
 ) -> int | None:
     """The nearest sentence start `p` with ``lo <= p <= pos``, or None if there is none.
 
@@ -296,13 +493,15 @@ def sentence_start_at_or_before(
         pos: Where to start looking (backwards).
         lo: Smallest acceptable position.
         at_doc_start: Whether ``text[0]`` is the document's first character.
+        at_doc_end: Whether ``text`` ends where the document ends (a line break is decided by
+            the line after it, which may be the document's last).
     """
     if pos < lo or pos > len(text):
         return None
     # An end before `lo` still yields a start >= lo when only whitespace lies between them.
     origin = _run_start(text, _space_start(text, lo))
     best: int | None = None
-    for q in _iter_rule_ends(text, origin, pos, at_doc_start, False):
+    for q in _iter_rule_ends(text, origin, pos, at_doc_start, at_doc_end):
         if q > pos:
             break
         p = next_non_space(text, q)
@@ -327,9 +526,14 @@ def is_sentence_end(
     )
 
 
-def is_sentence_start(text: str, p: int, *, at_doc_start: bool = False) -> bool:
+def is_sentence_start(
+    text: str, p: int, *, at_doc_start: bool = False, at_doc_end: bool = False
+) -> bool:
     """Whether a sentence starts at `p` (see the module docstring for the rules)."""
-    return sentence_start_at_or_before(text, p, p, at_doc_start=at_doc_start) == p
+    return (
+        sentence_start_at_or_before(text, p, p, at_doc_start=at_doc_start, at_doc_end=at_doc_end)
+        == p
+    )
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:

@@ -265,7 +265,9 @@ def stitch(
         # Flags decided at ingest on the whole document spare the search on that side.
         found_start: int | None = first
         if not hit.starts_sentence:
-            found_start = sentence_start_at_or_before(text, first, lo, at_doc_start=at_doc_start)
+            found_start = sentence_start_at_or_before(
+                text, first, lo, at_doc_start=at_doc_start, at_doc_end=at_doc_end
+            )
         truncated_start = found_start is None
         if found_start is None:
             weak = weak_start_at_or_after(text, lo, first)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 from stitcher import provision, server
 from stitcher.config import ConnectionSettings
@@ -27,6 +28,28 @@ PINNED_ENVIRONMENT = {
     "NO_COLOR": "1",
     "HF_HUB_OFFLINE": "1",
 }
+
+# Hypothesis profiles. "ci" (loaded when the CI variable is set, as `.ci/run` is run) must give
+# the same verdict on every run of the same code: examples are derived from each test's name
+# (derandomize), nothing is read from or saved to the local example database, and a failure
+# prints the blob that replays it. "dev" (everywhere else) keeps Hypothesis's random search and
+# its database, so local runs go on exploring new cases; pin every counterexample found that way
+# with @example so CI checks it from then on. HYPOTHESIS_PROFILE=ci|dev picks one explicitly.
+# Tests that set max_examples themselves keep their own number under both profiles.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    max_examples=100,
+    deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 #: Variables that would point stitcher at some other server.
 REMOVED_ENVIRONMENT = ("WEAVIATE_URL", "WEAVIATE_API_KEY", "WEAVIATE_GRPC_PORT")

@@ -27,7 +27,6 @@ from stitcher.foreign.chains import (
     chains,
     overlap_length,
     reconstruct,
-    unwrap_hard_breaks,
 )
 from stitcher.seed_layout import adopt, detect_layout, doc_id_for_source, seed_search
 from stitcher.sentences import is_sentence_end, is_sentence_start
@@ -133,14 +132,6 @@ def test_chains_place_every_object_once_even_when_the_chain_is_broken() -> None:
     assert sorted(o.text for run in runs for o in run) == ["four", "one", "two"]
     assert [o.text for o in runs[0]] in (["one", "two"], ["four"])
     assert len(runs) == 2
-
-
-def test_unwrap_keeps_offsets_and_joins_only_hard_wraps() -> None:
-    text = (SAMPLES / "en_braising_wrapped.txt").read_text(encoding="utf-8")
-    view = unwrap_hard_breaks(text)
-    assert len(view) == len(text)
-    assert view.count("\n") < text.count("\n")
-    assert "\n\n" in view  # paragraph breaks stay
 
 
 def test_doc_ids_match_what_ingest_will_compute(tmp_path: Path) -> None:

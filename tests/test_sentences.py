@@ -4,9 +4,10 @@ against the module on random Chinese / English documents."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stitcher.sentences import (
@@ -15,7 +16,11 @@ from stitcher.sentences import (
     CLAUSE_PUNCTUATION,
     CLOSERS,
     ELLIPSES,
+    FIRST_LINE_INDENT,
     LATIN_TERMINATORS,
+    LINE_LOOKBACK,
+    NEXT_LINE_LOOKAHEAD,
+    SHORT_LINE,
     is_sentence_end,
     is_sentence_start,
     next_non_space,
@@ -138,13 +143,13 @@ _RUN = re.escape(CJK_TERMINATORS + "．" + ELLIPSES + LATIN_TERMINATORS)
 _CL = re.escape(CLOSERS)
 _PREV_NOT_RUN = f"(?<![{_RUN}])"
 _REF_CJK = re.compile(f"[{re.escape(CJK_TERMINATORS + ELLIPSES)}][{_RUN}]*[{_CL}]*")
-# "．" starts a terminator run unless it is a decimal point (a digit on both sides).
-_REF_STOP = re.compile(
-    f"(?<![{_RUN}])(?<!\\d)．[{_RUN}]*[{_CL}]*|(?<![{_RUN}])．(?!\\d)[{_RUN}]*[{_CL}]*"
-)
+# "．" starts a terminator run unless it is a decimal point (a digit on both sides) or inside a
+# run that a Chinese terminator began (checked with the spans below). A Latin run does not take
+# it in ("．" is no Latin terminator), so ".．一" ends after "．", as ".。一" ends after "。".
+_REF_STOP = re.compile(f"(?<!\\d)．[{_RUN}]*[{_CL}]*|．(?!\\d)[{_RUN}]*[{_CL}]*")
 _REF_LATIN_SPACE = re.compile(_PREV_NOT_RUN + f"[.!?]+[{_CL}]*(?=\\s)")
 _REF_LATIN_HAN = re.compile(_PREV_NOT_RUN + f"[.!?]*[!?][.!?]*[{_CL}]*(?=[\u4e00-\u9fff])")
-_REF_ENUM = re.compile(r"[ \t]{0,4}(?:\d{1,3}(?:\.\d{1,3}){0,2}|[A-Za-z])")
+_REF_ENUM = re.compile(r"[^\S\n]{0,4}(?:\d{1,3}(?:\.\d{1,3}){0,2}|[A-Za-z])")
 
 
 def reference_ends(doc: str) -> list[int]:
@@ -178,12 +183,81 @@ def reference_ends(doc: str) -> list[int]:
     for m in _REF_LATIN_HAN.finditer(doc):
         if not inside_cjk_run(m.start()):
             ends.add(m.end())
-    for m in re.finditer(r"[ \t\r]*\n", doc):
-        if m.start() > 0 and not doc[m.start() - 1].isspace():
+    for m in re.finditer(r"[^\S\n]*\n", doc):
+        visible = m.start() > 0 and not doc[m.start() - 1].isspace()
+        if visible and reference_break_is_hard(doc, m.start(), m.end() - 1):
             ends.add(m.start())
     ends.add(len(doc.rstrip()))
     ends.add(len(doc))
     return sorted(ends)
+
+
+def columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def indent_columns(indent: str) -> int:
+    return len(indent.replace("\u3000", "  ").expandtabs(8))
+
+
+_REF_MARKER = re.compile(
+    r"(?:[-*+•·‣▪◦]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)]|\([A-Za-z\d]{1,3}\))[ \t]+"
+)
+_REF_STRUCTURE = re.compile(
+    r"[-*+•·‣▪◦][ \t]|--?[A-Za-z]|\d{1,3}(?:\.\d{1,3})*[.)](?:\s|$)|[A-Za-z][.)][ \t]"
+    r"|[一二三四五六七八九十百]+、|[(（][一二三四五六七八九十\d]{1,3}[)）]|[#>|{}=]|<(?!https?:|ftp:|mailto:)[A-Za-z!/]"
+    r"|```|~~~|[-_*]{3,}|\$[ \t]"
+)
+
+
+def is_table_like(text: str) -> bool:
+    gaps = re.findall(r"(?<=\S)( {3,})(?=\S)", text)
+    return "|" in text or "\t" in text or any(len(g) >= 4 for g in gaps) or len(gaps) >= 2
+
+
+def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
+    """The soft line break rule, written over whole lines of the whole document."""
+    following = doc[nl + 1 :].split("\n", 1)
+    next_line = following[0]
+    indent_after = next_line[: len(next_line) - len(next_line.lstrip())]
+    if not next_line.strip():
+        return True  # blank line, or the document's end
+    line_start = doc.rfind("\n", 0, q) + 1
+    line = doc[line_start:q]
+    known = len(line) <= LINE_LOOKBACK
+    in_list = False
+    if known:
+        body = line.lstrip()
+        indent_before = indent_columns(line[: len(line) - len(body)])
+        if columns(body) < SHORT_LINE or re.match(r"#{1,6}(\s|$)", body):
+            return True
+        in_list = _REF_MARKER.match(body) is not None
+    else:
+        body = line[-LINE_LOOKBACK:]
+    if is_table_like(body) or body.endswith((":", "：", "{", "}", "\\")):
+        return True
+    if body.endswith(";") and re.search(r"\w\(.*\)|\S\s*=\s*\w", body[:-1]):
+        return True  # code: a call or an assignment
+    head = next_line.lstrip()[:NEXT_LINE_LOOKAHEAD]
+    if _REF_STRUCTURE.match(head) or is_table_like(head):
+        return True
+    after = indent_columns(indent_after)
+    if known:
+        deeper = after > indent_before and not in_list
+        if deeper or indent_before - after > FIRST_LINE_INDENT:
+            return True
+    elif after:
+        return True
+    word = head.lstrip("\"'“‘「『（《【〔([{«")
+    if not word:
+        return True
+    if "\u4e00" <= word[0] <= "\u9fff":
+        return not re.search("[\u4e00-\u9fff]", body)
+    if word[0].isupper():
+        if body[-1] in ",;-，；、":
+            return False
+        return bool(re.search("[A-Z]{2}", head)) and head == head.upper() and body != body.upper()
+    return False
 
 
 def reference_starts(doc: str) -> list[int]:
@@ -207,12 +281,40 @@ pieces = st.one_of(
     st.sampled_from(["”", "」", "』", "）", '"', "'", ")", "“", "「", "("]),
     st.sampled_from([" ", "  ", "\n", "\n\n", " \n", "\n  \n", "\t", "\n1. ", "\na. ", "\n  2. "]),
     st.sampled_from(["Mr", "i.e.", "No", "etc", "1", "12", "A"]),
+    # Soft line breaks: prose long enough to be a wrapped line, and what makes a break hard.
+    st.sampled_from(
+        ["the quick brown fox jumps over", "而且茶树的根系很深很深", "and then", "GNU"]
+    ),
+    st.sampled_from(
+        ["\n    ", "\n- ", "\n# ", " | ", ":", "\u3000\u3000", "\n\t", "{", ";", "x=1"]
+    ),
+    st.builds(
+        "".join,
+        st.tuples(
+            st.sampled_from(["", "  ", "- ", "\u3000\u3000", "\t", "1. "]),
+            st.sampled_from(
+                [
+                    "the quick brown fox jumps over the lazy dog",
+                    "茶树喜欢温暖湿润的气候土壤要偏酸性种植",
+                ]
+            ),
+            st.sampled_from(["", " and", ",", "-", " (see", "e.g."]),
+            st.sampled_from(["\n", " \n", "\n  ", "\n\u3000\u3000", "\n    "]),
+            st.sampled_from(["then", "Then", "THEN IT", "时要", "(and", "— so", "3 more", "1. x"]),
+        ),
+    ),
 )
 documents = st.lists(pieces, max_size=40).map("".join)
 
 
 @settings(max_examples=400, deadline=None)
 @given(documents)
+@example(".．一")  # "．" after a Latin "." starts its own run (it was the reference that was wrong)
+@example("the quick brown fox jumps over the lazy dog\n\u3000\u30001. x")  # an indented list number
+@example("一\u3000\u3000\n- ")  # trailing ideographic spaces are whitespace before a break
+@example("\u3000\u3000\tthe quick brown fox jumps over the lazy dog\nthen")  # tab stops
+@example("the the the the the the the the the the the (see cloth; x=1;\nthen")
+@example("．3.14")  # nothing before the "．" at the document's start: no decimal point
 def test_ends_match_the_reference(doc: str) -> None:
     assert sentence_ends(doc, at_doc_start=True, at_doc_end=True) == reference_ends(doc)
 
@@ -228,7 +330,7 @@ def test_nearest_end_and_start_match_the_reference(doc: str, data: st.DataObject
     got_end = sentence_end_at_or_after(doc, pos, hi, at_doc_start=True, at_doc_end=True)
     assert got_end == (ends[0] if ends else None)
     starts = [p for p in reference_starts(doc) if lo <= p <= pos]
-    got_start = sentence_start_at_or_before(doc, pos, lo, at_doc_start=True)
+    got_start = sentence_start_at_or_before(doc, pos, lo, at_doc_start=True, at_doc_end=True)
     assert got_start == (starts[-1] if starts else None)
 
 
@@ -245,7 +347,7 @@ def test_a_window_never_invents_a_boundary(doc: str, data: st.DataObject) -> Non
         assert a + q in true_ends
     true_starts = set(reference_starts(doc))
     for p in range(len(piece)):
-        if is_sentence_start(piece, p, at_doc_start=a == 0):
+        if is_sentence_start(piece, p, **flags):
             assert a + p in true_starts
 
 
@@ -261,3 +363,208 @@ def test_split_covers_every_visible_character_once(doc: str) -> None:
             covered[i] = True
     for i, ch in enumerate(doc):
         assert covered[i] or ch.isspace()
+
+
+# ---------------------------------------------------------------------------------------------
+# Soft line breaks: a wrapped sentence goes on across a single line break, structure does not
+
+MAN_PARAGRAPH = (
+    "DESCRIPTION\n"
+    "       List information about the FILEs (the current directory by default).\n"
+    "       Sort entries alphabetically if none of the options is specified, and\n"
+    "       print them in columns.\n"
+    "\n"
+    "       -a, --all\n"
+    "              do not ignore entries starting with a dot\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # plain hard wrap
+            "The keeper logged every passing ship in a ledger bound with\n"
+            "green cloth, and the entries ran for forty years. Then he left.",
+            [
+                "The keeper logged every passing ship in a ledger bound with\n"
+                "green cloth, and the entries ran for forty years.",
+                "Then he left.",
+            ],
+        ),
+        (  # man page: heading, uniformly indented body, option tag with its description
+            MAN_PARAGRAPH,
+            [
+                "DESCRIPTION",
+                "List information about the FILEs (the current directory by default).",
+                "Sort entries alphabetically if none of the options is specified, and\n"
+                "       print them in columns.",
+                "-a, --all",
+                "do not ignore entries starting with a dot",
+            ],
+        ),
+        (  # first-line indent, then the margin (GNU licences)
+            "  For example, if you distribute copies of such a program, whether\n"
+            "gratis or for a fee, you must pass on the same freedoms.",
+            [
+                "For example, if you distribute copies of such a program, whether\n"
+                "gratis or for a fee, you must pass on the same freedoms."
+            ],
+        ),
+        (  # a list item with a hanging indent, then the next item
+            "- Each item of this list is long enough to be wrapped by the editor\n"
+            "  at the margin like this\n"
+            "- the next item starts here",
+            [
+                "- Each item of this list is long enough to be wrapped by the editor\n"
+                "  at the margin like this",
+                "- the next item starts here",
+            ],
+        ),
+        (  # Chinese lines wrapped without a space, with a two-ideographic-space indent
+            "\u3000\u3000茶树喜欢温暖湿润的气候，土壤要偏酸性，种植的时候要注意排水\n"
+            "和通风，否则根系容易腐烂。第二句。",
+            [
+                "茶树喜欢温暖湿润的气候，土壤要偏酸性，种植的时候要注意排水\n和通风，否则根系容易腐烂。",
+                "第二句。",
+            ],
+        ),
+        (  # a word split by a hyphen at the line end
+            "The programs must be compiled again after every change of the recom-\n"
+            "piled library, or they fail.",
+            [
+                "The programs must be compiled again after every change of the recom-\n"
+                "piled library, or they fail."
+            ],
+        ),
+        (  # a table: every row is its own line
+            "| name of the column | value of the column |\n| tea | green, black, oolong |",
+            ["| name of the column | value of the column |", "| tea | green, black, oolong |"],
+        ),
+        (  # a line that introduces a listing, and the code under it
+            "Run the following commands in a terminal to build it:\n"
+            "    ./configure --prefix=/usr\n"
+            "    make install",
+            [
+                "Run the following commands in a terminal to build it:",
+                "./configure --prefix=/usr",
+                "make install",
+            ],
+        ),
+        (  # code at the same indentation: each statement ends with its line
+            "    result = compute_the_answer(first_argument, second);\n    print(result)",
+            ["result = compute_the_answer(first_argument, second);", "print(result)"],
+        ),
+        (  # Markdown heading, numbered items, an English line over its Chinese translation
+            "# Growing tea at home\n"
+            "Tea plants like a warm and humid climate in summer\n"
+            "茶树喜欢温暖湿润的气候\n"
+            "1. Choose a sunny spot that is sheltered from the wind\n"
+            "2. water the young plants often in the first summer",
+            [
+                "# Growing tea at home",
+                "Tea plants like a warm and humid climate in summer",
+                "茶树喜欢温暖湿润的气候",
+                "1. Choose a sunny spot that is sheltered from the wind",
+                "2. water the young plants often in the first summer",
+            ],
+        ),
+        (  # licences: a lazily continued list item, a <URL>, capitals after a comma
+            "    c) You must license the entire work, as a whole, under this\n"
+            "    License to anyone who comes into possession of a copy. See\n"
+            '    <https://www.gnu.org/licenses/> for the whole text, on an "AS IS" BASIS,\n'
+            "    WITHOUT WARRANTIES OF ANY KIND.",
+            [
+                "c) You must license the entire work, as a whole, under this\n"
+                "    License to anyone who comes into possession of a copy.",
+                'See\n    <https://www.gnu.org/licenses/> for the whole text, on an "AS IS" '
+                "BASIS,\n    WITHOUT WARRANTIES OF ANY KIND.",
+            ],
+        ),
+        (  # Apache style: "(a)" items whose continuation is indented deeper
+            "    (a) You must give any other recipients of the Work or\n"
+            "          Derivative Works a copy of this License; and",
+            [
+                "(a) You must give any other recipients of the Work or\n"
+                "          Derivative Works a copy of this License; and"
+            ],
+        ),
+        (  # a heading in capitals under a line of prose; short lines
+            "This line of prose is long enough but does not end a sentence\n"
+            "SEE ALSO\n"
+            "ls(1), dir(1)",
+            [
+                "This line of prose is long enough but does not end a sentence",
+                "SEE ALSO",
+                "ls(1), dir(1)",
+            ],
+        ),
+    ],
+)
+def test_soft_and_hard_line_breaks(text: str, expected: list[str]) -> None:
+    assert sentences(text) == expected
+
+
+def test_a_break_whose_next_line_is_not_visible_is_not_an_end() -> None:
+    text = "The keeper logged every passing ship in a ledger bound with\n"
+    q = text.index("\n")
+    assert not is_sentence_end(text, q, at_doc_start=True)  # the next line may continue it
+    assert is_sentence_end(text, q, at_doc_start=True, at_doc_end=True)
+    cut = text + "gre"  # too little of the next line to tell a list item or a table
+    assert not is_sentence_end(cut, q, at_doc_start=True)
+    assert is_sentence_end(cut, q, at_doc_start=True, at_doc_end=True) is False  # "gre" goes on
+    # The line's start is not visible: its indentation and length are unknown.
+    assert not is_sentence_end("bound with\n# Title", 10)
+    assert is_sentence_end("bound with\n# Title", 10, at_doc_start=True)
+
+
+PROSE_WORDS = ["the", "keeper", "logged", "every", "ship", "in", "a", "ledger", "Linux", "I"]
+PROSE_WORDS += ["and", "42", "(see", "it)", "well-known", "colour,", "cloth;", "GNU's"]
+
+
+@st.composite
+def wrapped_paragraph(draw: st.DrawFn) -> str:
+    """A paragraph of prose hard-wrapped at a random width in one of the usual layouts."""
+    style = draw(st.sampled_from(["plain", "man", "first-line", "hanging", "chinese"]))
+    # Lines up to LINE_LOOKBACK long (an indented line longer than that is not known to be
+    # indented like the next one).
+    width = draw(st.integers(50, 100 if style in ("plain", "chinese") else 80))
+    if style == "chinese":
+        text = "".join(
+            draw(st.text(alphabet=HAN, min_size=4, max_size=30)) + draw(st.sampled_from("，，。"))
+            for _ in range(draw(st.integers(1, 12)))
+        )
+        step = width // 2
+        lines = [text[i : i + step] for i in range(0, len(text), step)]
+        lines[0] = "\u3000\u3000" + lines[0] if draw(st.booleans()) else lines[0]
+        return "\n".join(lines)
+    words = [
+        draw(st.sampled_from(PROSE_WORDS)) + ("." if draw(st.integers(0, 9)) == 0 else "")
+        for _ in range(draw(st.integers(1, 80)))
+    ]
+    # "a." or "I." or "42." at a line's start reads as a list item: not prose
+    words = [w if len(w) > 3 and w[0].isalpha() else w.rstrip(".") for w in words]
+    lines = [""]
+    for word in words:
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}" if lines[-1] else word
+    if style == "man":
+        return "\n".join("       " + line for line in lines)
+    if style == "first-line":
+        return "\n".join(("  " if i == 0 else "") + line for i, line in enumerate(lines))
+    if style == "hanging":
+        return "\n".join(("- " if i == 0 else "  ") + line for i, line in enumerate(lines))
+    return "\n".join(lines)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(wrapped_paragraph(), min_size=1, max_size=4).map("\n\n".join))
+@example("the. the. the. the. the. the. the. (see cloth;\nthe.")  # ";" after "(" is prose
+@example("       " + "the " * 18 + "ship\n       the.")  # an 80-column man page line
+def test_wrapped_prose_ends_sentences_only_after_terminators(doc: str) -> None:
+    """No sentence end at a line break inside a paragraph unless a terminator stands there."""
+    for q in sentence_ends(doc, at_doc_start=True, at_doc_end=True):
+        rest = doc[q:].lstrip(" \t")
+        if rest.startswith("\n") and rest[1:].lstrip(" \t\u3000")[:1] not in ("", "\n"):
+            assert doc[q - 1] in ".。", (q, doc[max(0, q - 30) : q + 30])

@@ -6,6 +6,7 @@ tests only depend on the chunk contract: `text == doc[start:end]`, overlaps, no 
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 
@@ -566,3 +567,76 @@ def test_heading_carry_stops_at_the_bound_and_never_for_sentences() -> None:
     doc2 = "A whole sentence.\n\nNext one."
     span2 = stitch(make_hit(doc2, 0, 17), chunk(doc2, 250, 50), carry_headings=True)
     assert span2.text == "A whole sentence."
+
+
+# ---------------------------------------------------------------------------------------------
+# Wrapped text: a sentence across a line break and a chunk boundary comes back whole
+
+WRAPPED = {
+    "plain": (
+        "Lighthouse keepers kept a log.\n\n"
+        "The keeper logged every passing ship in a ledger bound with\n"
+        "green cloth, and the entries ran for forty years without a gap. The\n"
+        "ledger is now in the museum.\n"
+    ),
+    "man": (
+        "DESCRIPTION\n"
+        "       The keeper logged every passing ship in a ledger bound with\n"
+        "       green cloth, and the entries ran for forty years without a gap.\n"
+        "       The ledger is now in the museum.\n"
+    ),
+    "chinese": (
+        "灯塔的故事。\n"
+        "守塔人把每一艘经过的船都记在一本用绿色布面装订的账簿里，这些记录\n"
+        "持续了整整四十年，中间没有一天间断。账簿现在保存在博物馆里。\n"
+    ),
+}
+WHOLE = {
+    "plain": "The keeper logged every passing ship in a ledger bound with\n"
+    "green cloth, and the entries ran for forty years without a gap.",
+    "man": "The keeper logged every passing ship in a ledger bound with\n"
+    "       green cloth, and the entries ran for forty years without a gap.",
+    "chinese": "守塔人把每一艘经过的船都记在一本用绿色布面装订的账簿里，这些记录\n"
+    "持续了整整四十年，中间没有一天间断。",
+}
+
+
+@pytest.mark.parametrize("layout", sorted(WRAPPED))
+@pytest.mark.parametrize("half", ["first", "second"])
+def test_a_wrapped_sentence_cut_by_a_chunk_boundary_comes_back_whole(
+    layout: str, half: str
+) -> None:
+    doc = WRAPPED[layout]
+    whole = WHOLE[layout]
+    start = doc.index(whole)
+    cut = doc.index("\n", start) + 1  # a chunk boundary at the line break inside the sentence
+    end = start + len(whole)
+    bounds = [0, start, cut, end, len(doc)]
+    chunks = [make_hit(doc, a, b, i) for i, (a, b) in enumerate(itertools.pairwise(bounds))]
+    hit = chunks[1] if half == "first" else chunks[2]
+    span = stitch(hit, chunks)
+    assert span.text == whole
+    assert span.text == doc[span.start : span.end] and not span.truncated
+
+
+@pytest.mark.parametrize(
+    ("doc", "needle", "expected"),
+    [
+        ("- first item of a list that is long enough\n- second item", "second", "- second item"),
+        (
+            "| col one | col two |\n| value one | value two |",
+            "value one",
+            "| value one | value two |",
+        ),
+        (
+            "Build it with the commands below:\n    make all\n    make install",
+            "install",
+            "make install",
+        ),
+        ("# Heading of the section\nthe text below it", "text", "the text below it"),
+    ],
+)
+def test_structure_still_ends_at_line_breaks(doc: str, needle: str, expected: str) -> None:
+    at = doc.index(needle)
+    span = stitch(make_hit(doc, at, at + len(needle)), chunk(doc, 250, 50))
+    assert span.text == expected and not span.truncated

@@ -36,7 +36,8 @@ TRUSTED_OVERLAP = 8
 #: separator it cut at; with a non-zero overlap setting a join without overlap comes from a
 #: line break (a line too long to carry as overlap) or a paragraph break. Which one is not
 #: recorded: a paragraph break is put back where the text says so (`PARAGRAPH_JOINER`), a line
-#: break everywhere else, so hard-wrapped lines can still be joined into sentences.
+#: break everywhere else, which the sentence rules take as soft when the text around it reads as
+#: one wrapped sentence (stitcher.sentences).
 LINE_JOINER = "\n"
 PARAGRAPH_JOINER = "\n\n"
 
@@ -225,40 +226,3 @@ def chains(objects: Iterable[SeedObject]) -> list[list[SeedObject]]:
             walk(object_id)
     runs.sort(key=lambda run: (run[0].source, run[0].id))
     return runs
-
-
-def unwrap_hard_breaks(text: str) -> str:
-    """`text` with the line breaks stitcher's loader would join (hard wraps) turned into spaces.
-
-    The seed's chunks hold the file's raw text, where a hard-wrapped paragraph has a line break
-    every 72 columns; stitcher's sentence rules take a line break as the end of a sentence
-    (after loading, the loader has joined hard wraps, stitcher.loaders.rewrap). Replacing each
-    joined break by one space keeps every offset, so the result can stand in for the text when
-    looking for sentence boundaries. When the alignment with the rewrapped text fails, `text`
-    is returned unchanged.
-    """
-    from stitcher.loaders.rewrap import rewrap
-
-    if "\n" not in text:
-        return text
-    joined = rewrap(text)
-    if joined == text:
-        return text
-    out = list(text)
-    j = 0
-    for i, ch in enumerate(text):
-        # rewrap only drops whitespace (a joined break, the spaces before it) and inserts one
-        # space at a Latin joint, so a greedy walk aligns the two.
-        while True:
-            if j < len(joined) and joined[j] == ch:
-                j += 1
-                break
-            if ch.isspace():
-                if ch == "\n":
-                    out[i] = " "
-                break
-            if j < len(joined) and joined[j] == " ":
-                j += 1
-                continue
-            return text
-    return "".join(out) if j == len(joined) else text

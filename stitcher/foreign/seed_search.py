@@ -20,7 +20,7 @@ from typing import Any
 
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MAX_EXTEND
 from stitcher.errors import UsageError
-from stitcher.foreign.chains import Reconstruction, SeedObject, reconstruct, unwrap_hard_breaks
+from stitcher.foreign.chains import Reconstruction, SeedObject, reconstruct
 from stitcher.models import ChunkRecord, Hit, Passage
 from stitcher.search import FUSIONS, SearchResult, raw_passage
 
@@ -334,9 +334,10 @@ class Neighbourhood:
         last_open = not self._ends_document(ordered[-1], next_of)
         origin = _MID_DOCUMENT if first_open else 0
         reconstruction = reconstruct(ordered, origin)
-        # Sentence boundaries are looked for in a view without hard wraps (same offsets); the
-        # passages are cut from the text as stored.
-        view = unwrap_hard_breaks(reconstruction.text)
+        # The text keeps the file's line breaks; the sentence rules tell a wrapped line's soft
+        # break from a structural one, exactly as for an adopted collection, which stores the
+        # same text.
+        text = reconstruction.text
         key = ordered[0].id
         doc_length = 0 if last_open else origin + len(reconstruction.text)
         records = {}
@@ -349,7 +350,7 @@ class Neighbourhood:
                 chunk_index=index,
                 start=placed.start,
                 end=placed.end,
-                text=view[placed.start - origin : placed.end - origin],
+                text=text[placed.start - origin : placed.end - origin],
                 source=seed.source,
                 chunk_hash="",
                 doc_length=doc_length,
