@@ -370,7 +370,7 @@ def boundary_stats(result: Result, doc_texts: dict[str, str]) -> tuple[int, int,
         q = end - (len(text) - len(stripped))
         p = start + (len(text) - len(text.lstrip()))
         ends += is_sentence_end(doc, q, at_doc_start=True, at_doc_end=True)
-        starts += is_sentence_start(doc, p, at_doc_start=True)
+        starts += is_sentence_start(doc, p, at_doc_start=True, at_doc_end=True)
     return n, ends, starts, term
 
 

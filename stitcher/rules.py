@@ -14,12 +14,15 @@ boundaries or other sentence flags. Never lower it.
 
 from __future__ import annotations
 
+from stitcher.sentences import SENTENCE_RULES_VERSION
+
 #: Version of the loaders' text rules (decoding, newline and hard-wrap handling, extraction).
 #: 2: per-paragraph rewrap of indented, man, info, licence, quoted, PDF and Chinese text.
 LOADER_RULES = 2
 
-#: Version of the sentence rules (terminators, closing quotes, abbreviations).
-SENTENCE_RULES = 1
+#: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
+#: kept next to the rules themselves.
+SENTENCE_RULES = SENTENCE_RULES_VERSION
 
 #: What stored chunks are compared against; one string so a stored value is self-describing.
 TEXT_RULES_VERSION = f"loader{LOADER_RULES}.sentences{SENTENCE_RULES}"
