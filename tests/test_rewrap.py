@@ -186,10 +186,11 @@ ascii_art = st.sampled_from(
         "                 |\n                 v\n             [weaviate]",
     ]
 )
-verse = st.just(
+VERSE = (
     "Shall I compare thee to a summer's day?\nThou art more lovely and more temperate:\n"
     "Rough winds do shake the darling buds of May,\nAnd summer's lease hath all too short a date;"
 )
+verse = st.just(VERSE)
 structure_blocks = st.one_of(code_blocks, table_blocks, list_blocks, ascii_art, verse)
 
 
@@ -213,6 +214,18 @@ def test_structure_blocks_never_change(case: tuple[str, list[str]], structures: 
 @given(
     st.one_of(wrapped_documents(chinese=False), wrapped_documents(chinese=True)),
     st.lists(structure_blocks, max_size=3),
+)
+# Found by the CI profile: once the narrow prose around it was joined, two copies of the verse
+# set a wrap column of their own and the second pass joined them.
+@example(
+    case=(
+        "The the the. The the the. The distribution\nthe. The the document the. The the the. "
+        "The\nthe installation permission the with this the\nthe the.\n\nThe version the "
+        "version the system\ndistribution the the the which with this. The\nthey program the "
+        "this version the version the\nwith the.",
+        [],
+    ),
+    structures=["    $ stitcher search --limit 5 x\n    self.items = x(0);", VERSE, VERSE],
 )
 def test_rewrap_is_idempotent(case: tuple[str, list[str]], structures: list[str]) -> None:
     document = "\n\n".join([case[0], *structures])

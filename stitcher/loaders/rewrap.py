@@ -34,7 +34,8 @@ columns and not far below a trusted W. A run is left alone when it looks like co
 fewer than 55% of its tokens are words; a tab), or like columns (space runs inside lines that
 fall at the same place on consecutive lines, or in lines that do not reach W: justified text
 widens gaps only in full lines; two spaces after a sentence end do not count), or like verse (3+
-lines, every continuation line starts with a capital letter, and not every line is full).
+lines, every continuation line starts with a capital letter, and not every line is full — or
+every line but the last ends on punctuation, some of it a clause mark).
 Inside a run, the break between line A and line B is removed when A is not wider than W + 8
 (a wrapped line never runs far past the wrap column) and either
 
@@ -461,6 +462,12 @@ def _continues_run(run: list[_Line], line: _Line) -> bool:
 # Deciding and joining one run ----------------------------------------------------------------
 
 
+#: A line of verse ends on these more often than not; a wrapped prose line rarely does.
+_LINE_END_PUNCTUATION = frozenset(",;:.!?…，；：。！？、")
+#: ...and some of them on a clause mark: prose wrapped exactly at sentence ends is not verse.
+_CLAUSE_END = frozenset(",;:，；：、")
+
+
 def _join_run(
     run: list[_Line], wrap: _Wrap, block_widest: int, marked: bool
 ) -> list[tuple[int, str]]:
@@ -472,8 +479,14 @@ def _join_run(
         _wrap_evidence(run[i - 1], run[i], wrap, own, reference) for i in range(1, len(run))
     ]
     capitals = len(run) >= 3 and all(line.text.lstrip()[:1].isupper() for line in run[1:])
-    if capitals and not all(level == _FITS for level in evidence):
+    ends = [line.text.rstrip()[-1:] for line in run[:-1]]
+    punctuated = all(end in _LINE_END_PUNCTUATION for end in ends) and any(
+        end in _CLAUSE_END for end in ends
+    )
+    if capitals and (punctuated or not all(level == _FITS for level in evidence)):
         # Verse, a list of names, a signature block; unless every line was filled to the column.
+        # Lines that all end on punctuation before a capital are verse even when they look full:
+        # once the prose around them is joined, verse blocks alone can set a column they fill.
         return [(i, line.raw) for i, line in enumerate(run)]
     groups: list[list[int]] = [[0]]
     for i, level in enumerate(evidence, start=1):
