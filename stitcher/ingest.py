@@ -17,13 +17,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from stitcher.chunking import split
 from stitcher.errors import SettingsMismatch, StitcherError, UsageError
+from stitcher.faults import ServerFault, fault_point, first_line
 from stitcher.ids import build_records
 from stitcher.models import ChunkRecord, CollectionSettings, Document, StoredDocument, WriteFailure
 from stitcher.store.base import ChunkStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Embedding batches per write group. A group is embedded, then uploaded while the next group is
 #: embedded; several batches per group let the embedder sort chunks by length (less padding).
@@ -39,7 +43,9 @@ class DocumentEmbedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+    def embed_documents(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        """One vector per text; a float32 array of shape (len(texts), dimension) is best."""
+        ...
 
 
 class IngestProgress(Protocol):
@@ -172,7 +178,8 @@ class _Pending:
 
     doc: Document
     records: list[ChunkRecord]
-    vectors: list[list[float] | None]
+    #: float32 rows (views into the group's embedding array, or reused stored vectors).
+    vectors: list[np.ndarray | None]
     stale: bool  # an older version exists and must be deleted once this one is stored
 
 
@@ -228,31 +235,60 @@ def ingest(
     pipeline = None
     if not options.dry_run:
         pipeline = _Pipeline(store, wanted, existing_settings, embedder, options, summary, progress)
+    checked = 0
     try:
         for src in found.files:
+            checked += 1
             try:
                 doc = load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
             except StitcherError as error:
                 summary.unreadable[src.source] = str(error)
                 progress.file_done(src.source)
                 continue
-            if options.mentions:
-                doc = _with_mentions(doc, options.mentions)
-            chunks = split(doc.text, options.chunk_size, options.chunk_overlap)
+            except Exception as error:  # a reader's bug or a malformed file: this one fails
+                summary.failed[src.doc_id] = _failure("reading", error)
+                progress.file_done(src.source)
+                continue
+            try:
+                if options.mentions:
+                    doc = _with_mentions(doc, options.mentions)
+                chunks = split(doc.text, options.chunk_size, options.chunk_overlap)
+                doc_hash = doc.doc_hash  # encodes the text: fails on a lone surrogate
+            except Exception as error:
+                summary.failed[doc.doc_id] = _failure("splitting", error)
+                progress.file_done(src.source)
+                continue
+            fault_point("read")
             previous = stored.get(doc.doc_id)
-            if previous is not None and _is_complete(previous, doc.doc_hash, len(chunks)):
+            if previous is not None and _is_complete(previous, doc_hash, len(chunks)):
                 summary.unchanged.append(doc.doc_id)
                 progress.file_done(src.source)
                 continue
-            (summary.updated if previous is not None else summary.added).append(doc.doc_id)
             if pipeline is None:  # dry run: decided, nothing to write
+                (summary.updated if previous is not None else summary.added).append(doc.doc_id)
                 progress.file_done(src.source)
                 continue
-            records = build_records(store.name, doc, chunks)
+            try:
+                records = build_records(store.name, doc, chunks)
+            except Exception as error:
+                summary.failed[doc.doc_id] = _failure("preparing the chunks of", error)
+                progress.file_done(src.source)
+                continue
+            del chunks  # the records hold the chunk texts; no second copy of the document
+            (summary.updated if previous is not None else summary.added).append(doc.doc_id)
             pipeline.add(_Pending(doc, records, [None] * len(records), previous is not None))
-    finally:
         if pipeline is not None:
             pipeline.close()
+    except ServerFault as fault:
+        if pipeline is not None:
+            pipeline.abandon()
+        stored_now = pipeline.stored if pipeline is not None else 0
+        queued = len(summary.added) + len(summary.updated) - stored_now
+        raise fault.with_progress(stored_now, queued, len(found.files) - checked) from None
+    except BaseException:
+        if pipeline is not None:
+            pipeline.abandon()
+        raise
 
     if options.dry_run:
         summary.deleted = vanished
@@ -344,6 +380,14 @@ def _vanished(
     return sorted(doc_id for doc_id in stored if doc_id not in seen and covers(doc_id))
 
 
+def _failure(stage: str, error: Exception) -> str:
+    """Why one document failed, in one line (the CLI puts its name in front)."""
+    reason = f"{type(error).__name__}: {first_line(error)}"
+    if isinstance(error, UnicodeError) and "surrogate" in str(error):
+        reason += " (the text holds a lone surrogate, e.g. from a broken PDF text layer)"
+    return f"failed while {stage} the document: {reason}"
+
+
 def _error_subject(error: Exception) -> str:
     text = str(error)
     return text.split(": ", 1)[0] if ": " in text else text
@@ -381,6 +425,8 @@ class _Pipeline:
         self._group_chunks = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stitcher-writer")
         self._in_flight: tuple[Future[_GroupResult], list[_Pending]] | None = None
+        #: Documents whose new version is confirmed stored (for messages after a fault).
+        self.stored = 0
 
     def add(self, item: _Pending) -> None:
         """Queue one document; a full group is embedded and handed to the writer."""
@@ -394,6 +440,16 @@ class _Pipeline:
         try:
             self._flush()
             self._settle()
+        finally:
+            self._writer.shutdown(wait=True)
+
+    def abandon(self) -> None:
+        """After a failure: write nothing more, but account for a group already being written."""
+        self._group, self._group_chunks = [], 0
+        try:
+            self._settle()
+        except Exception:  # the failure being raised already says what went wrong
+            pass
         finally:
             self._writer.shutdown(wait=True)
 
@@ -416,7 +472,7 @@ class _Pipeline:
             )
             self._store.create(self._existing)
         if self._embedder is not None:
-            _embed_group(self._embedder, group, self._summary, self._progress)
+            group = _embed_group(self._embedder, group, self._summary, self._progress)
         self._settle()
         self._in_flight = (self._writer.submit(_write_group, self._store, group), group)
 
@@ -433,11 +489,18 @@ class _Pipeline:
             doc_id = item.doc.doc_id
             bad = result.failures.get(doc_id)
             if bad:
-                self._summary.failed[doc_id] = f"{len(bad)} chunk(s) not written: {bad[0].reason}"
-                for bucket in (self._summary.added, self._summary.updated):
-                    if doc_id in bucket:
-                        bucket.remove(doc_id)
+                _fail(self._summary, doc_id, f"{len(bad)} chunk(s) not written: {bad[0].reason}")
+            else:
+                self.stored += 1
             self._progress.file_done(item.doc.source)
+
+
+def _fail(summary: IngestSummary, doc_id: str, reason: str) -> None:
+    """Count a document as failed instead of added or updated."""
+    summary.failed[doc_id] = reason
+    for bucket in (summary.added, summary.updated):
+        if doc_id in bucket:
+            bucket.remove(doc_id)
 
 
 @dataclass
@@ -450,14 +513,18 @@ class _GroupResult:
 def _write_group(store: ChunkStore, group: list[_Pending]) -> _GroupResult:
     """Write a group, then delete the old versions of the documents stored without failure."""
     records = [r for item in group for r in item.records]
-    vectors = [v for item in group for v in item.vectors]
+    # float32 rows until here; lists (what the stores take) only for one group at a time.
+    vectors = [v.tolist() for item in group for v in item.vectors if v is not None]
     result = _GroupResult()
-    for failure in store.write(records, vectors):  # type: ignore[arg-type]
+    fault_point("write")
+    for failure in store.write(records, vectors):
         result.failures.setdefault(failure.doc_id, []).append(failure)
     result.written = len(records) - sum(len(f) for f in result.failures.values())
     for item in group:
         if item.doc.doc_id not in result.failures:
             # Only now that the whole new version is stored may the old one go.
+            if item.stale:
+                fault_point("delete")
             result.deleted += store.delete_document(
                 item.doc.doc_id, keep_doc_hash=item.doc.doc_hash
             )
@@ -476,12 +543,14 @@ def _check_dimension(
 
 def _reuse_vectors(store: ChunkStore, item: _Pending, summary: IngestSummary) -> None:
     """Chunks whose text did not change keep their stored vector: no embedding for them."""
+    import numpy as np
+
     hashes = {r.chunk_hash for r in item.records}
     known = store.vectors_by_chunk_hash(item.doc.doc_id, hashes)
     for i, record in enumerate(item.records):
         vector = known.get(record.chunk_hash)
         if vector is not None:
-            item.vectors[i] = vector
+            item.vectors[i] = np.asarray(vector, dtype=np.float32)
             summary.reused_vectors += 1
 
 
@@ -490,12 +559,56 @@ def _embed_group(
     group: list[_Pending],
     summary: IngestSummary,
     progress: IngestProgress,
+) -> list[_Pending]:
+    """Fill in missing vectors; returns the documents that have all of theirs.
+
+    The embedder sorts the whole group by length (less padding). If it fails, each document is
+    embedded on its own, so one document it cannot take fails alone (named in the summary) and
+    the others are written.
+    """
+    fault_point("embed")
+    try:
+        _embed_missing(embedder, group, summary, progress)
+        return group
+    except StitcherError:
+        raise  # the model itself (ModelError): every document would fail the same way
+    except Exception as error:
+        if len(group) == 1:
+            _fail(summary, group[0].doc.doc_id, _failure("embedding", error))
+            progress.file_done(group[0].doc.source)
+            return []
+    kept = []
+    for item in group:
+        try:
+            _embed_missing(embedder, [item], summary, progress)
+            kept.append(item)
+        except StitcherError:
+            raise
+        except Exception as error:
+            _fail(summary, item.doc.doc_id, _failure("embedding", error))
+            progress.file_done(item.doc.source)
+    return kept
+
+
+def _embed_missing(
+    embedder: DocumentEmbedder,
+    group: list[_Pending],
+    summary: IngestSummary,
+    progress: IngestProgress,
 ) -> None:
-    """Fill in missing vectors; the embedder itself sorts by length to cut padding."""
+    import numpy as np
+
     missing = [(item, i) for item in group for i, v in enumerate(item.vectors) if v is None]
     if not missing:
         return
-    vectors = embedder.embed_documents([item.records[i].text for item, i in missing])
+    texts = [item.records[i].text for item, i in missing]
+    # One float32 array per group; the rows handed out are views into it. The
+    # sentence-transformers embedder gives the array directly (no Python floats in between).
+    embed_array = getattr(embedder, "embed_array", None)
+    raw = embed_array(texts) if callable(embed_array) else embedder.embed_documents(texts)
+    vectors = np.asarray(raw, dtype=np.float32)
+    if vectors.ndim != 2 or len(vectors) != len(missing):
+        raise ValueError(f"the embedder gave {vectors.shape} vectors for {len(missing)} texts")
     for (item, i), vector in zip(missing, vectors, strict=True):
         item.vectors[i] = vector
     summary.embedded += len(missing)
