@@ -14,16 +14,24 @@ record table to drift). The order of writes is what makes re-runs and crashes sa
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol, overload
 
-from stitcher.chunking import split
+from stitcher.chunking import split_spans
 from stitcher.errors import SettingsMismatch, StitcherError, UsageError
 from stitcher.faults import ServerFault, fault_point, first_line
 from stitcher.ids import build_records
-from stitcher.models import ChunkRecord, CollectionSettings, Document, StoredDocument, WriteFailure
+from stitcher.models import (
+    Chunk,
+    ChunkRecord,
+    CollectionSettings,
+    Document,
+    StoredDocument,
+    WriteFailure,
+)
 from stitcher.store.base import ChunkStore
 
 if TYPE_CHECKING:
@@ -174,13 +182,55 @@ class IngestSummary:
 
 @dataclass
 class _Pending:
-    """A document version to write: its records and which of them still need a vector."""
+    """A part of a document version to write: its records, and which still need a vector.
+
+    A document larger than a group is written in several parts; only its last part, once
+    every part is stored, lets the old version be deleted.
+    """
 
     doc: Document
+    doc_hash: str
     records: list[ChunkRecord]
     #: float32 rows (views into the group's embedding array, or reused stored vectors).
     vectors: list[np.ndarray | None]
     stale: bool  # an older version exists and must be deleted once this one is stored
+    last: bool = True  # the document's last part
+
+
+class _Chunks(Sequence[Chunk]):
+    """A document's chunks kept as offsets (16 bytes each, not a Chunk and its text apiece);
+    a Chunk is made when asked for. The text of a 200 MB document is ~1M chunks."""
+
+    def __init__(self, text: str, starts: array[int], ends: array[int]) -> None:
+        self._text = text
+        self._starts = starts
+        self._ends = ends
+
+    @classmethod
+    def split(cls, text: str, chunk_size: int, chunk_overlap: int) -> _Chunks:
+        starts: array[int] = array("q")
+        ends: array[int] = array("q")
+        for start, end in split_spans(text, chunk_size, chunk_overlap):
+            starts.append(start)
+            ends.append(end)
+        return cls(text, starts, ends)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @overload
+    def __getitem__(self, index: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Chunk]: ...
+
+    def __getitem__(self, index: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        start, end = self._starts[index], self._ends[index]
+        return Chunk(index, start, end, self._text[start:end])
 
 
 def ingest(
@@ -252,7 +302,7 @@ def ingest(
             try:
                 if options.mentions:
                     doc = _with_mentions(doc, options.mentions)
-                chunks = split(doc.text, options.chunk_size, options.chunk_overlap)
+                chunks = _Chunks.split(doc.text, options.chunk_size, options.chunk_overlap)
                 doc_hash = doc.doc_hash  # encodes the text: fails on a lone surrogate
             except Exception as error:
                 summary.failed[doc.doc_id] = _failure("splitting", error)
@@ -268,15 +318,9 @@ def ingest(
                 (summary.updated if previous is not None else summary.added).append(doc.doc_id)
                 progress.file_done(src.source)
                 continue
-            try:
-                records = build_records(store.name, doc, chunks)
-            except Exception as error:
-                summary.failed[doc.doc_id] = _failure("preparing the chunks of", error)
-                progress.file_done(src.source)
-                continue
-            del chunks  # the records hold the chunk texts; no second copy of the document
             (summary.updated if previous is not None else summary.added).append(doc.doc_id)
-            pipeline.add(_Pending(doc, records, [None] * len(records), previous is not None))
+            pipeline.add_document(doc, doc_hash, chunks, stale=previous is not None)
+            del doc, chunks  # the pipeline holds what it still needs
         if pipeline is not None:
             pipeline.close()
     except ServerFault as fault:
@@ -298,6 +342,7 @@ def ingest(
     if summary.added or summary.updated or summary.failed:
         _report_unresolved_mentions(store, summary, progress)
     for doc_id in vanished:
+        fault_point("prune")
         summary.chunks_deleted += store.delete_document(doc_id)
         summary.deleted.append(doc_id)
     summary.seconds = time.monotonic() - started
@@ -421,15 +466,37 @@ class _Pipeline:
         self._chunks_per_group = options.batch_size * BATCHES_PER_GROUP
         self._summary = summary
         self._progress = progress
+        self._report = (summary, progress)
         self._group: list[_Pending] = []
         self._group_chunks = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stitcher-writer")
         self._in_flight: tuple[Future[_GroupResult], list[_Pending]] | None = None
         #: Documents whose new version is confirmed stored (for messages after a fault).
         self.stored = 0
+        #: Documents that failed in some part: their old version must stay. Read by the writer.
+        self._failed_docs: set[str] = set()
 
-    def add(self, item: _Pending) -> None:
-        """Queue one document; a full group is embedded and handed to the writer."""
+    def add_document(
+        self, doc: Document, doc_hash: str, chunks: Sequence[Chunk], stale: bool
+    ) -> None:
+        """Queue a document, part by part (records are built one group's worth at a time)."""
+        size = self._chunks_per_group
+        for begin in range(0, len(chunks), size):
+            span = range(begin, min(begin + size, len(chunks)))
+            try:
+                records = build_records(
+                    self._store.name, doc, chunks, indices=span, doc_hash=doc_hash
+                )
+            except Exception as error:
+                self._failed_docs.add(doc.doc_id)
+                _fail(self._summary, doc.doc_id, _failure("preparing the chunks of", error))
+                self._progress.file_done(doc.source)
+                return
+            last = span.stop == len(chunks)
+            self._add(_Pending(doc, doc_hash, records, [None] * len(records), stale, last))
+
+    def _add(self, item: _Pending) -> None:
+        """Queue one part; a full group is embedded and handed to the writer."""
         self._group.append(item)
         self._group_chunks += len(item.records)
         if self._group_chunks >= self._chunks_per_group:
@@ -472,9 +539,15 @@ class _Pipeline:
             )
             self._store.create(self._existing)
         if self._embedder is not None:
-            group = _embed_group(self._embedder, group, self._summary, self._progress)
+            embedded = {id(item) for item in _embed_group(self._embedder, group, *self._report)}
+            self._failed_docs.update(i.doc.doc_id for i in group if id(i) not in embedded)
+            # Later parts of a failed document are not written either.
+            group = [i for i in group if i.doc.doc_id not in self._failed_docs]
         self._settle()
-        self._in_flight = (self._writer.submit(_write_group, self._store, group), group)
+        self._in_flight = (
+            self._writer.submit(_write_group, self._store, group, self._failed_docs),
+            group,
+        )
 
     def _settle(self) -> None:
         """Account for the group the writer last took."""
@@ -490,9 +563,10 @@ class _Pipeline:
             bad = result.failures.get(doc_id)
             if bad:
                 _fail(self._summary, doc_id, f"{len(bad)} chunk(s) not written: {bad[0].reason}")
-            else:
-                self.stored += 1
-            self._progress.file_done(item.doc.source)
+            if item.last or bad:
+                if doc_id not in self._failed_docs:
+                    self.stored += 1
+                self._progress.file_done(item.doc.source)
 
 
 def _fail(summary: IngestSummary, doc_id: str, reason: str) -> None:
@@ -510,8 +584,12 @@ class _GroupResult:
     failures: dict[str, list[WriteFailure]] = field(default_factory=dict)
 
 
-def _write_group(store: ChunkStore, group: list[_Pending]) -> _GroupResult:
-    """Write a group, then delete the old versions of the documents stored without failure."""
+def _write_group(store: ChunkStore, group: list[_Pending], failed_docs: set[str]) -> _GroupResult:
+    """Write a group, then delete the old versions of the documents stored without failure.
+
+    `failed_docs` (documents with a failure in any part) is shared with the pipeline; this
+    thread adds the documents whose writes fail.
+    """
     records = [r for item in group for r in item.records]
     # float32 rows until here; lists (what the stores take) only for one group at a time.
     vectors = [v.tolist() for item in group for v in item.vectors if v is not None]
@@ -520,14 +598,13 @@ def _write_group(store: ChunkStore, group: list[_Pending]) -> _GroupResult:
     for failure in store.write(records, vectors):
         result.failures.setdefault(failure.doc_id, []).append(failure)
     result.written = len(records) - sum(len(f) for f in result.failures.values())
+    failed_docs.update(result.failures)
     for item in group:
-        if item.doc.doc_id not in result.failures:
+        if item.last and item.doc.doc_id not in failed_docs:
             # Only now that the whole new version is stored may the old one go.
             if item.stale:
                 fault_point("delete")
-            result.deleted += store.delete_document(
-                item.doc.doc_id, keep_doc_hash=item.doc.doc_hash
-            )
+            result.deleted += store.delete_document(item.doc.doc_id, keep_doc_hash=item.doc_hash)
     return result
 
 

@@ -1,0 +1,433 @@
+"""Fault injection against the real server: kill the ingest, kill or stop the server, fill its
+disk — and check that a rerun always converges to exactly what a clean ingest stores.
+
+The ingest runs as the installed `stitcher` script in a subprocess (PYTHONPATH = this checkout)
+and is stopped at chosen moments by the test-only hook stitcher.faults.fault_point
+(STITCHER_FAULT_POINT=phase:n[:stop]). Reruns and the clean reference run in this process with
+the same packaged model, batch size 1 on both sides, so the vectors compare to 1e-6.
+
+Run alone with `pytest -m faults`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from stitcher import server
+from stitcher.config import ConnectionSettings
+from stitcher.ingest import IngestOptions, IngestSummary, ingest
+from tests.test_ingest import EN, ZH
+
+pytestmark = [pytest.mark.faults, pytest.mark.integration]
+
+WORKTREE = Path(__file__).resolve().parent.parent
+STITCHER = Path(sys.executable).with_name("stitcher")
+OPTIONS = IngestOptions(batch_size=1, prune=True)  # 8 chunks a group: many moments to hit
+SEED = 20261203
+KILLS = 20
+#: Guards against a hung subprocess, not a performance threshold.
+PATIENCE = 300
+
+PROPERTIES = ["doc_id", "doc_hash", "chunk_index", "start", "end", "text", "parent_id"]
+
+
+# --- corpus: version 1, then version 2 with edits, additions and removals ---------------------
+
+
+def _text(i: int, extra: str = "") -> str:
+    base = (ZH if i % 2 else EN) * 2
+    return f"{base}\n\n第{i}篇，第 {i} 号文档。Document number {i}.{extra}"
+
+
+def _write_corpus(root: Path, version: int) -> Path:
+    docs = root / "docs"  # the same folder name in both versions: the same doc ids
+    if docs.exists():
+        shutil.rmtree(docs)
+    docs.mkdir(parents=True)
+    for i in range(10):
+        if version == 2 and i in (8, 9):
+            continue  # vanished: pruned
+        extra = " A paragraph added in the second version, which changes the hash." * 2
+        (docs / f"d{i:02d}.txt").write_text(
+            _text(i, extra if version == 2 and i in (1, 3, 5) else ""), encoding="utf-8"
+        )
+    if version == 2:
+        for i in (10, 11, 12):
+            (docs / f"d{i:02d}.txt").write_text(_text(i), encoding="utf-8")
+    return docs
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("fault-corpora")
+    return _write_corpus(root / "v1", 1), _write_corpus(root / "v2", 2)
+
+
+# --- one model, memoised: reruns cost no embeddings for texts seen before --------------------
+
+
+class MemoEmbedder:
+    """The packaged model at batch size 1 (as the subprocess runs it), remembering vectors."""
+
+    def __init__(self) -> None:
+        from stitcher.embed import document_embedder, resolve_model
+
+        self.model = resolve_model(None)
+        self._inner = document_embedder(self.model, batch_size=1)
+        self._seen: dict[str, np.ndarray] = {}
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        if new:
+            for text, vector in zip(new, self._inner.embed_array(new), strict=True):
+                self._seen[text] = vector
+        return np.stack([self._seen[t] for t in texts])
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MemoEmbedder:
+    from stitcher.embed import export_onnx, onnx_export_dir
+
+    memo = MemoEmbedder()
+    if onnx_export_dir(memo.model) is None:
+        export_onnx(memo.model)  # else the first subprocess would export it (and be slow)
+    return memo
+
+
+def run_in_process(store: Any, docs: Path, embedder: MemoEmbedder) -> IngestSummary:
+    return ingest(
+        store,
+        [str(docs)],
+        model_name=embedder.model.name,
+        embedder=lambda: embedder,
+        options=OPTIONS,
+    )
+
+
+# --- what a collection holds, for comparison ---------------------------------------------------
+
+
+def snapshot(client: Any, name: str) -> dict[str, tuple[Any, ...]]:
+    """Every chunk by id: its properties and its vector."""
+    if not client.collections.exists(name):
+        return {}
+    found = {}
+    for obj in client.collections.use(name).iterator(
+        include_vector=True, return_properties=PROPERTIES
+    ):
+        props = obj.properties
+        vector = obj.vector["default"] if isinstance(obj.vector, dict) else obj.vector
+        found[str(obj.uuid)] = (
+            *(str(props[p]) if p == "parent_id" and props[p] else props[p] for p in PROPERTIES),
+            np.asarray(vector, dtype=np.float32),
+        )
+    return found
+
+
+def assert_same(actual: dict[str, tuple[Any, ...]], expected: dict[str, tuple[Any, ...]]) -> None:
+    assert sorted(actual) == sorted(expected)
+    for key, want in expected.items():
+        got = actual[key]
+        assert got[:-1] == want[:-1], key
+        np.testing.assert_allclose(got[-1], want[-1], atol=1e-6, rtol=0)
+
+
+def delete(client: Any, name: str) -> None:
+    if client.collections.exists(name):
+        client.collections.delete(name)
+
+
+def stitcher_env(**extra: str) -> dict[str, str]:
+    env = os.environ.copy()
+    env["PYTHONPATH"] = str(WORKTREE)
+    env["HF_HUB_OFFLINE"] = "1"
+    env["TRANSFORMERS_OFFLINE"] = "1"
+    env["COLUMNS"] = "1000"  # an error line is not wrapped: the tests count lines
+    env.update(extra)
+    return env
+
+
+def ingest_command(docs: Path, name: str, *extra: str) -> list[str]:
+    return [str(STITCHER), "ingest", str(docs), "--prune", "--batch-size", "1",
+            "--collection", name, *extra]  # fmt: skip
+
+
+# --- SIGKILL of the ingest at 20 moments over every phase -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clean(
+    weaviate_client: Any, corpora: tuple[Path, Path], embedder: MemoEmbedder
+) -> tuple[dict[str, tuple[Any, ...]], Counter[str]]:
+    """The reference: v1 then v2 without faults; and how often each fault point is reached."""
+    from stitcher.store.weaviate import WeaviateStore
+
+    v1, v2 = corpora
+    delete(weaviate_client, KILLED)
+    run_in_process(WeaviateStore(weaviate_client, KILLED), v1, embedder)
+    reached: Counter[str] = Counter()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("stitcher.ingest.fault_point", lambda phase: reached.update([phase]))
+        summary = run_in_process(WeaviateStore(weaviate_client, KILLED), v2, embedder)
+    assert summary.exit_code == 0 and len(summary.deleted) == 2 and len(summary.updated) == 3
+    reference = snapshot(weaviate_client, KILLED)
+    delete(weaviate_client, KILLED)
+    return reference, reached
+
+
+KILLED = "FaultKill"
+
+
+def kill_moments(reached: Counter[str]) -> list[str]:
+    """KILLS moments drawn with a fixed seed, every phase represented."""
+    everything = [f"{phase}:{n}" for phase, count in reached.items() for n in range(1, count + 1)]
+    rng = random.Random(SEED)
+    chosen = {f"{phase}:{rng.randint(1, count)}" for phase, count in reached.items()}
+    rest = sorted(set(everything) - chosen)
+    chosen.update(rng.sample(rest, min(len(rest), KILLS - len(chosen))))
+    return sorted(chosen)
+
+
+def test_sigkill_at_twenty_moments_then_rerun_equals_clean_ingest(
+    weaviate_client: Any,
+    corpora: tuple[Path, Path],
+    embedder: MemoEmbedder,
+    clean: tuple[dict[str, tuple[Any, ...]], Counter[str]],
+) -> None:
+    from stitcher.store.weaviate import WeaviateStore
+
+    v1, v2 = corpora
+    reference, reached = clean
+    assert set(reached) == {"read", "embed", "write", "delete", "prune"}, reached
+    moments = kill_moments(reached)
+    assert len(moments) >= KILLS
+    for moment in moments:
+        started = time.monotonic()
+        delete(weaviate_client, KILLED)
+        run_in_process(WeaviateStore(weaviate_client, KILLED), v1, embedder)
+        proc = subprocess.run(
+            ingest_command(v2, KILLED),
+            env=stitcher_env(STITCHER_FAULT_POINT=moment),
+            capture_output=True,
+            text=True,
+            timeout=PATIENCE,
+        )
+        assert proc.returncode == -signal.SIGKILL, (moment, proc.returncode, proc.stderr)
+        assert snapshot(weaviate_client, KILLED) != reference, f"{moment}: nothing left to do"
+        summary = run_in_process(WeaviateStore(weaviate_client, KILLED), v2, embedder)
+        assert summary.exit_code == 0, (moment, summary.failed)
+        assert_same(snapshot(weaviate_client, KILLED), reference)
+        print(f"killed at {moment}, rerun converged ({time.monotonic() - started:.0f} s)")
+    delete(weaviate_client, KILLED)
+
+
+# --- the server killed, stopped, or out of disk, on a server of the test's own ----------------
+
+
+@pytest.fixture
+def own_server(tmp_path: Path, weaviate_server: Any) -> Iterator[Path]:
+    """A home for a dedicated server (started by the test); stopped afterwards."""
+    home = tmp_path / "server-home"
+    home.mkdir()
+    try:
+        yield home
+    finally:
+        server.stop(home)
+
+
+def _connect(info: server.ServerInfo) -> Any:
+    from stitcher.connect import connect
+
+    return connect(
+        ConnectionSettings(url=info.url, api_key=info.api_key(), grpc_port=info.grpc_port)
+    )
+
+
+def _url_args(info: server.ServerInfo) -> list[str]:
+    return ["--url", info.url, "--api-key", info.api_key(), "--grpc-port", str(info.grpc_port)]
+
+
+def _wait_until_stopped(proc: subprocess.Popen[str]) -> None:
+    """Until the ingest has sent itself SIGSTOP at its fault point."""
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"ingest ended before its fault point: {proc.returncode}"
+        state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == "T":
+            return
+        time.sleep(0.1)
+    proc.kill()
+    pytest.fail("the ingest never reached its fault point")
+
+
+def _rerun_and_compare(
+    info: server.ServerInfo, name: str, docs: Path, embedder: MemoEmbedder, reference: Any
+) -> None:
+    from stitcher.store.weaviate import WeaviateStore
+
+    client = _connect(info)
+    try:
+        summary = run_in_process(WeaviateStore(client, name), docs, embedder)
+        assert summary.exit_code == 0, summary.failed
+        assert_same(snapshot(client, name), reference)
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def fresh_reference(
+    weaviate_client: Any, corpora: tuple[Path, Path], embedder: MemoEmbedder
+) -> dict[str, tuple[Any, ...]]:
+    """v2 ingested cleanly into an empty collection named SERVER_FAULT."""
+    from stitcher.store.weaviate import WeaviateStore
+
+    delete(weaviate_client, SERVER_FAULT)
+    run_in_process(WeaviateStore(weaviate_client, SERVER_FAULT), corpora[1], embedder)
+    reference = snapshot(weaviate_client, SERVER_FAULT)
+    delete(weaviate_client, SERVER_FAULT)
+    return reference
+
+
+SERVER_FAULT = "FaultServer"
+
+
+def _one_error_line(stderr: str) -> str:
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, stderr
+    return errors[0]
+
+
+def test_server_killed_mid_ingest_is_one_line_and_a_rerun_converges(
+    own_server: Path,
+    corpora: tuple[Path, Path],
+    embedder: MemoEmbedder,
+    fresh_reference: dict[str, tuple[Any, ...]],
+) -> None:
+    info = server.start(own_server, timeout=120)
+    proc = subprocess.Popen(
+        ingest_command(corpora[1], SERVER_FAULT, *_url_args(info)),
+        env=stitcher_env(STITCHER_FAULT_POINT="write:2:stop"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_until_stopped(proc)
+    os.kill(info.pid, signal.SIGKILL)
+    proc.send_signal(signal.SIGCONT)
+    _out, err = proc.communicate(timeout=PATIENCE)
+    assert proc.returncode == 1, err
+    line = _one_error_line(err)
+    assert f"lost the connection to Weaviate at {info.url} while" in line, line
+    assert "document(s) stored" in line and "run again to finish" in line, line
+    assert "unexpected" not in err and "Traceback" not in err
+
+    restarted = server.start(own_server, timeout=120)
+    _rerun_and_compare(restarted, SERVER_FAULT, corpora[1], embedder, fresh_reference)
+
+
+def test_server_stopped_for_thirty_seconds_then_resumed(
+    own_server: Path,
+    corpora: tuple[Path, Path],
+    embedder: MemoEmbedder,
+    fresh_reference: dict[str, tuple[Any, ...]],
+) -> None:
+    info = server.start(own_server, timeout=120)
+    proc = subprocess.Popen(
+        ingest_command(corpora[1], SERVER_FAULT, *_url_args(info)),
+        env=stitcher_env(STITCHER_FAULT_POINT="write:2:stop"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_until_stopped(proc)
+    os.kill(info.pid, signal.SIGSTOP)  # the server hangs: requests time out, nothing refuses
+    try:
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(30)
+    finally:
+        os.kill(info.pid, signal.SIGCONT)
+    _out, err = proc.communicate(timeout=PATIENCE)
+    # Either it rode out the pause, or it failed cleanly with one line naming the server.
+    assert proc.returncode in (0, 1), err
+    if proc.returncode == 1:
+        assert info.url in _one_error_line(err)
+    assert "unexpected" not in err and "Traceback" not in err
+    _rerun_and_compare(info, SERVER_FAULT, corpora[1], embedder, fresh_reference)
+
+
+def test_disk_full_is_one_line_and_a_rerun_converges_after_freeing_space(
+    own_server: Path,
+    corpora: tuple[Path, Path],
+    embedder: MemoEmbedder,
+    fresh_reference: dict[str, tuple[Any, ...]],
+) -> None:
+    if os.geteuid() != 0:
+        pytest.xfail("mounting a small tmpfs for the server's data needs root")
+    data = own_server / "data"
+    data.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(data)], check=True)
+    filler = data / "filler"
+    try:
+        info = server.start(own_server, timeout=120)
+        proc = subprocess.Popen(
+            ingest_command(corpora[1], SERVER_FAULT, *_url_args(info)),
+            env=stitcher_env(STITCHER_FAULT_POINT="write:2:stop"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _wait_until_stopped(proc)
+        # Fill the disk completely while the ingest waits at its second write.
+        subprocess.run(
+            ["dd", "if=/dev/zero", f"of={filler}", "bs=1M", "count=100"], capture_output=True
+        )
+        proc.send_signal(signal.SIGCONT)
+        _out, err = proc.communicate(timeout=PATIENCE)
+        assert proc.returncode == 1, err
+        line = _one_error_line(err)
+        assert f"Weaviate at {info.url} refuses writes" in line, line
+        assert "disk full" in line and "free disk space" in line, line
+        assert "unexpected" not in err and "Traceback" not in err
+
+        filler.unlink()
+        _mark_shards_ready(info, SERVER_FAULT)
+        _rerun_and_compare(info, SERVER_FAULT, corpora[1], embedder, fresh_reference)
+    finally:
+        server.stop(own_server)
+        _unmount(data)
+
+
+def _mark_shards_ready(info: server.ServerInfo, name: str) -> None:
+    """What the error message tells the user to do, if Weaviate made the shards read-only."""
+    client = _connect(info)
+    try:
+        collection = client.collections.use(name)
+        if any(str(s.status).upper().endswith("READONLY") for s in collection.config.get_shards()):
+            collection.config.update_shards(status="READY")
+    finally:
+        client.close()
+
+
+def _unmount(path: Path) -> None:
+    for _ in range(100):  # the server's files close a moment after it exits
+        if subprocess.run(["umount", str(path)], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"could not unmount {path}")
