@@ -305,7 +305,7 @@ def ingest(
                 chunks = _Chunks.split(doc.text, options.chunk_size, options.chunk_overlap)
                 doc_hash = doc.doc_hash  # encodes the text: fails on a lone surrogate
             except Exception as error:
-                summary.failed[doc.doc_id] = _failure("splitting", error)
+                summary.failed[doc.doc_id] = _failure("splitting and hashing", error)
                 progress.file_done(src.source)
                 continue
             fault_point("read")

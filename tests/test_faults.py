@@ -31,7 +31,8 @@ from stitcher.config import ConnectionSettings
 from stitcher.ingest import IngestOptions, IngestSummary, ingest
 from tests.test_ingest import EN, ZH
 
-pytestmark = [pytest.mark.faults, pytest.mark.integration]
+# Tests that use the server are marked `integration` by tests/conftest.py.
+pytestmark = pytest.mark.faults
 
 WORKTREE = Path(__file__).resolve().parent.parent
 STITCHER = Path(sys.executable).with_name("stitcher")
@@ -167,6 +168,144 @@ def stitcher_env(**extra: str) -> dict[str, str]:
 def ingest_command(docs: Path, name: str, *extra: str) -> list[str]:
     return [str(STITCHER), "ingest", str(docs), "--prune", "--batch-size", "1",
             "--collection", name, *extra]  # fmt: skip
+
+
+# --- one document fails, the others go on (memory store, fake embedder) -----------------------
+
+
+def _isolation_corpus(root: Path) -> Path:
+    docs = root / "docs"
+    docs.mkdir(parents=True)
+    (docs / "good1.txt").write_text(EN * 2, encoding="utf-8")
+    (docs / "good2.txt").write_text(ZH * 2, encoding="utf-8")
+    (docs / "poison.txt").write_text(EN + " The first version. ", encoding="utf-8")
+    return docs
+
+
+def _run_memory(store: Any, docs: Path, embedder: Any = None) -> IngestSummary:
+    from tests.fakes import FakeEmbedder
+
+    embedder = embedder or FakeEmbedder()
+    return ingest(store, [str(docs)], model_name=FakeEmbedder.name, embedder=lambda: embedder)
+
+
+def _chunks_of(store: Any, doc_id: str) -> set[str]:
+    from stitcher.models import SpanRequest
+
+    stored = store.documents().get(doc_id)
+    if stored is None:
+        return set()
+    requests = [SpanRequest(doc_id, h, 0, 10**9) for h in stored.doc_hashes]
+    return {r.id for r in store.fetch_spans(requests)}
+
+
+@pytest.fixture
+def poisoned(tmp_path: Path) -> tuple[Any, Path, set[str]]:
+    """A memory store with the corpus ingested, then poison.txt changed (its new version will
+    fail); returns the store, the corpus and poison.txt's stored chunk ids."""
+    from stitcher.store.memory import MemoryStore
+
+    store = MemoryStore("Isolation")
+    docs = _isolation_corpus(tmp_path)
+    assert _run_memory(store, docs).exit_code == 0
+    before = _chunks_of(store, "docs/poison.txt")
+    assert before
+    (docs / "poison.txt").write_text(EN + " POISON in the second version. ", encoding="utf-8")
+    (docs / "good3.txt").write_text(EN + ZH, encoding="utf-8")
+    return store, docs, before
+
+
+def _assert_isolated(summary: IngestSummary, store: Any, before: set[str], words: str) -> None:
+    assert summary.exit_code == 1
+    assert list(summary.failed) == ["docs/poison.txt"]
+    assert words in summary.failed["docs/poison.txt"]
+    assert summary.added == ["docs/good3.txt"] and summary.chunks_written > 0
+    assert _chunks_of(store, "docs/good3.txt")
+    # Nothing of the document already stored is harmed: the old version is whole.
+    assert _chunks_of(store, "docs/poison.txt") == before
+
+
+def test_a_splitter_failure_fails_that_document_only(
+    poisoned: tuple[Any, Path, set[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stitcher.ingest
+
+    real = stitcher.ingest.split_spans
+
+    def fussy(text: str, *args: Any) -> Any:
+        if "POISON" in text:
+            raise AssertionError("splitter invariant violated")
+        return real(text, *args)
+
+    monkeypatch.setattr(stitcher.ingest, "split_spans", fussy)
+    store, docs, before = poisoned
+    summary = _run_memory(store, docs)
+    _assert_isolated(summary, store, before, "AssertionError: splitter invariant violated")
+
+
+def test_an_embedder_failure_fails_that_document_only(
+    poisoned: tuple[Any, Path, set[str]],
+) -> None:
+    from tests.fakes import FakeEmbedder
+
+    class Fussy(FakeEmbedder):
+        def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+            if any("POISON" in t for t in texts):
+                raise RuntimeError("CUDA error: device-side assert triggered")
+            return super().embed_documents(texts)
+
+    store, docs, before = poisoned
+    summary = _run_memory(store, docs, Fussy())
+    _assert_isolated(summary, store, before, "embedding")
+    assert "CUDA error" in summary.failed["docs/poison.txt"]
+
+
+def _pdf_with_lone_surrogate(lines: Sequence[str]) -> bytes:
+    """A real PDF whose font's ToUnicode map turns the letter A into U+D800, a lone surrogate:
+    what a broken text layer gives pypdf (it decodes with surrogatepass)."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap "
+        b"/CMapName /Broken def /CMapType 2 def 1 begincodespacerange <00> <FF> "
+        b"endcodespacerange 1 beginbfchar <41> <D800> endbfchar endcmap "
+        b"CMapName currentdict /CMapResource defineresource pop end end"
+    )
+    ops = " ".join(f"({line}) Tj 0 -16 Td" for line in lines)
+    content = f"BT /F1 12 Tf 72 720 Td {ops} ET".encode()
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
+        5: b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        6: b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+    }
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += f"{number} 0 obj\n".encode() + objects[number] + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 7\n0000000000 65535 f \n"
+    for number in range(1, 7):
+        out += f"{offsets[number]:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size 7 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def test_a_pdf_with_a_lone_surrogate_fails_alone(tmp_path: Path) -> None:
+    from stitcher.store.memory import MemoryStore
+
+    store = MemoryStore("Surrogate")
+    docs = _isolation_corpus(tmp_path)
+    (docs / "broken.pdf").write_bytes(
+        _pdf_with_lone_surrogate(["The keeper wrote A letter every day.", "Nobody answered."])
+    )
+    summary = _run_memory(store, docs)
+    assert summary.exit_code == 1 and list(summary.failed) == ["docs/broken.pdf"]
+    assert "lone surrogate" in summary.failed["docs/broken.pdf"]
+    assert sorted(summary.added) == ["docs/good1.txt", "docs/good2.txt", "docs/poison.txt"]
+    assert "docs/broken.pdf" not in store.documents()
 
 
 # --- SIGKILL of the ingest at 20 moments over every phase -------------------------------------
