@@ -405,10 +405,14 @@ class WeaviateStore:
             )
             for request in unique
         ]
-        result = self._collection.query.fetch_objects(
-            filters=clauses[0] if len(clauses) == 1 else Filter.any_of(clauses),
-            limit=MAX_RESULTS,
-            return_properties=self._return_properties(),
+        result = self._call(
+            "reading chunks",
+            functools.partial(
+                self._collection.query.fetch_objects,
+                filters=clauses[0] if len(clauses) == 1 else Filter.any_of(clauses),
+                limit=MAX_RESULTS,
+                return_properties=self._return_properties(),
+            ),
         )
         if len(result.objects) >= MAX_RESULTS and len(unique) > 1:
             # Possibly cut off by the server's result cap: ask for each half separately.
@@ -434,16 +438,20 @@ class WeaviateStore:
         fusions = {"relative": HybridFusion.RELATIVE_SCORE, "ranked": HybridFusion.RANKED}
         if fusion not in fusions:
             raise UsageError(f"unknown fusion {fusion!r}; use 'relative' or 'ranked'")
-        result = self._collection.query.hybrid(
-            query=keyword_text,
-            vector=vector,
-            alpha=alpha,
-            fusion_type=fusions[fusion],
-            query_properties=["text_seg"],
-            limit=limit,
-            filters=translate(where, self._load_extras(), self._references, self._name),
-            return_metadata=MetadataQuery(score=True, explain_score=True),
-            return_properties=self._return_properties(),
+        result = self._call(
+            "searching",
+            functools.partial(
+                self._collection.query.hybrid,
+                query=keyword_text,
+                vector=vector,
+                alpha=alpha,
+                fusion_type=fusions[fusion],
+                query_properties=["text_seg"],
+                limit=limit,
+                filters=translate(where, self._load_extras(), self._references, self._name),
+                return_metadata=MetadataQuery(score=True, explain_score=True),
+                return_properties=self._return_properties(),
+            ),
         )
         hits = []
         for obj in result.objects:
