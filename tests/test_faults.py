@@ -311,6 +311,41 @@ def test_a_pdf_with_a_lone_surrogate_fails_alone(tmp_path: Path) -> None:
     assert "docs/broken.pdf" not in store.documents()
 
 
+def test_a_collection_retyped_by_hand_is_one_line_naming_the_property(
+    weaviate_client: Any, tmp_path: Path
+) -> None:
+    """Someone recreated the collection with `start` as text: every write is refused."""
+    from weaviate.classes.config import Configure, DataType, Property
+
+    from stitcher.faults import SchemaChanged
+    from stitcher.models import CollectionSettings
+    from stitcher.store.schema import settings_to_description
+    from stitcher.store.weaviate import WeaviateStore
+    from tests.fakes import FakeEmbedder
+
+    name = "FaultRetyped"
+    delete(weaviate_client, name)
+    fake = FakeEmbedder()
+    settings = CollectionSettings(model=fake.name, dimension=fake.dimension, chunk_size=250,
+                                  chunk_overlap=50)  # fmt: skip
+    weaviate_client.collections.create(
+        name,
+        description=settings_to_description(settings),
+        properties=[Property(name="start", data_type=DataType.TEXT)],
+        vector_config=Configure.Vectors.self_provided(),
+    )
+    store = WeaviateStore(weaviate_client, name)
+    try:
+        with pytest.raises(SchemaChanged) as raised:
+            _run_memory(store, _isolation_corpus(tmp_path))
+        message = str(raised.value)
+        assert "\n" not in message and raised.value.exit_code == 1
+        assert message.startswith(f"collection {name!r} at Weaviate at ")
+        assert "start" in message and "0 document(s) stored" in message
+    finally:
+        delete(weaviate_client, name)
+
+
 # --- SIGKILL of the ingest at 20 moments over every phase -------------------------------------
 
 
