@@ -209,8 +209,9 @@ class RequestRefused(ServerFault):
 
 
 _ADVICE: dict[FaultKind, str] = {
-    "read_only": "free disk space on the server, set the collection's shards back to READY, "
-    "then run again",
+    # Verified on Weaviate 1.38: after ENOSPC its shards turn READONLY and, even when set back to
+    # READY, a bucket keeps failing to flush its WAL until the server restarts.
+    "read_only": "free disk space on the server and restart it, then run again",
     "schema": "restore the property or ingest into a new --collection",
 }
 
