@@ -97,22 +97,32 @@ def real_ish_text(megabytes: float, seed: int = 5) -> str:
     return "".join(parts)
 
 
-def measure(path: Path, load_model: bool = False) -> dict[str, Any]:
-    """Ingest `path` in this process and report peak RSS (MB) and what was written."""
+def measure(path: Path, load_model: str = "no") -> dict[str, Any]:
+    """Ingest `path` in this process and report peak RSS (MB) and what was written.
+
+    `load_model`: "no"; "first" (the real model is loaded before the document, as when an
+    earlier document needed it: the worst case); "lazily" (when ingest asks for the embedder,
+    as `stitcher ingest` does).
+    """
+    from stitcher.embed import load_sentence_transformer, resolve_model
     from stitcher.ingest import IngestOptions, ingest
 
-    if load_model:
-        from stitcher.embed import load_sentence_transformer, resolve_model
-
+    if load_model == "first":
         load_sentence_transformer(resolve_model(None))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     store = NullStore()
     embedder = FastEmbedder()
+
+    def make_embedder() -> FastEmbedder:
+        if load_model == "lazily":
+            load_sentence_transformer(resolve_model(None))
+        return embedder
+
     summary = ingest(
         store,  # type: ignore[arg-type]
         [str(path)],
         model_name=embedder.name,
-        embedder=lambda: embedder,
+        embedder=make_embedder,
         options=IngestOptions(),
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -158,7 +168,9 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description="peak RSS of ingesting one file")
     parser.add_argument("file", type=Path)
-    parser.add_argument("--load-model", action="store_true", help="also load the real model")
+    parser.add_argument(
+        "--load-model", choices=["no", "first", "lazily"], default="no", help="see measure()"
+    )
     parser.add_argument("--generate", type=float, help="first write this many MB of text")
     args = parser.parse_args()
     if args.generate:
