@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -90,19 +89,17 @@ class MemoEmbedder:
         self.model = resolve_model(None)
         self._inner = document_embedder(self.model, batch_size=1)
         self._seen: dict[str, np.ndarray] = {}
-        self._lock = threading.Lock()  # the kill lanes rerun in two threads
 
     @property
     def dimension(self) -> int:
         return self._inner.dimension
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            new = [t for t in dict.fromkeys(texts) if t not in self._seen]
-            if new:
-                for text, vector in zip(new, self._inner.embed_array(new), strict=True):
-                    self._seen[text] = vector
-            return np.stack([self._seen[t] for t in texts])
+        new = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        if new:
+            for text, vector in zip(new, self._inner.embed_array(new), strict=True):
+                self._seen[text] = vector
+        return np.stack([self._seen[t] for t in texts])
 
 
 @pytest.fixture(scope="module")
@@ -349,33 +346,28 @@ def test_a_collection_retyped_by_hand_is_one_line_naming_the_property(
 # --- SIGKILL of the ingest at 20 moments over every phase -------------------------------------
 
 
-#: The kills run in two lanes, each on a collection of its own: a killed run's time goes mostly
-#: into the subprocess's start-up (importing torch), one core each.
-LANES = ("FaultKillA", "FaultKillB")
+#: The collection the kills run on.
+KILLED = "FaultKill"
 
 
 @pytest.fixture(scope="module")
 def clean(
     weaviate_client: Any, corpora: tuple[Path, Path], embedder: MemoEmbedder
-) -> tuple[dict[str, dict[str, tuple[Any, ...]]], Counter[str]]:
-    """The reference per lane (ids hash the collection name): v1 then v2 without faults; and
-    how often each fault point is reached on the way."""
+) -> tuple[dict[str, tuple[Any, ...]], Counter[str]]:
+    """The reference: v1 then v2 without faults; and how often each fault point is reached."""
     from stitcher.store.weaviate import WeaviateStore
 
     v1, v2 = corpora
-    references = {}
+    delete(weaviate_client, KILLED)
+    run_in_process(WeaviateStore(weaviate_client, KILLED), v1, embedder)
     reached: Counter[str] = Counter()
-    for name in LANES:
-        delete(weaviate_client, name)
-        run_in_process(WeaviateStore(weaviate_client, name), v1, embedder)
-        reached.clear()
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr("stitcher.ingest.fault_point", lambda phase: reached.update([phase]))
-            summary = run_in_process(WeaviateStore(weaviate_client, name), v2, embedder)
-        assert summary.exit_code == 0 and len(summary.deleted) == 2 and len(summary.updated) == 3
-        references[name] = snapshot(weaviate_client, name)
-        delete(weaviate_client, name)
-    return references, reached
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("stitcher.ingest.fault_point", lambda phase: reached.update([phase]))
+        summary = run_in_process(WeaviateStore(weaviate_client, KILLED), v2, embedder)
+    assert summary.exit_code == 0 and len(summary.deleted) == 2 and len(summary.updated) == 3
+    reference = snapshot(weaviate_client, KILLED)
+    delete(weaviate_client, KILLED)
+    return reference, reached
 
 
 def kill_moments(reached: Counter[str]) -> list[str]:
@@ -388,24 +380,25 @@ def kill_moments(reached: Counter[str]) -> list[str]:
     return sorted(chosen)
 
 
-def _kill_and_rerun(
-    client: Any,
-    name: str,
-    moments: list[str],
+def test_sigkill_at_twenty_moments_then_rerun_equals_clean_ingest(
+    weaviate_client: Any,
     corpora: tuple[Path, Path],
     embedder: MemoEmbedder,
-    reference: dict[str, tuple[Any, ...]],
-) -> list[str]:
+    clean: tuple[dict[str, tuple[Any, ...]], Counter[str]],
+) -> None:
     from stitcher.store.weaviate import WeaviateStore
 
     v1, v2 = corpora
-    done = []
+    reference, reached = clean
+    assert set(reached) == {"read", "embed", "write", "delete", "prune"}, reached
+    moments = kill_moments(reached)
+    assert len(moments) >= KILLS
     for moment in moments:
         started = time.monotonic()
-        delete(client, name)
-        run_in_process(WeaviateStore(client, name), v1, embedder)
+        delete(weaviate_client, KILLED)
+        run_in_process(WeaviateStore(weaviate_client, KILLED), v1, embedder)
         proc = subprocess.run(
-            ingest_command(v2, name),
+            ingest_command(v2, KILLED),
             env=stitcher_env(STITCHER_FAULT_POINT=moment),
             capture_output=True,
             text=True,
@@ -413,43 +406,13 @@ def _kill_and_rerun(
         )
         assert proc.returncode == -signal.SIGKILL, (moment, proc.returncode, proc.stderr)
         # Ids hash the content: other ids are another state.
-        assert set(snapshot(client, name)) != set(reference), f"{moment}: nothing left to do"
-        summary = run_in_process(WeaviateStore(client, name), v2, embedder)
+        partial = set(snapshot(weaviate_client, KILLED))
+        assert partial != set(reference), f"{moment}: nothing was left to do"
+        summary = run_in_process(WeaviateStore(weaviate_client, KILLED), v2, embedder)
         assert summary.exit_code == 0, (moment, summary.failed)
-        assert_same(snapshot(client, name), reference)
+        assert_same(snapshot(weaviate_client, KILLED), reference)
         print(f"killed at {moment}, rerun converged ({time.monotonic() - started:.0f} s)")
-        done.append(moment)
-    delete(client, name)
-    return done
-
-
-def test_sigkill_at_twenty_moments_then_rerun_equals_clean_ingest(
-    weaviate_client: Any,
-    corpora: tuple[Path, Path],
-    embedder: MemoEmbedder,
-    clean: tuple[dict[str, dict[str, tuple[Any, ...]]], Counter[str]],
-) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    references, reached = clean
-    assert set(reached) == {"read", "embed", "write", "delete", "prune"}, reached
-    moments = kill_moments(reached)
-    assert len(moments) >= KILLS
-    with ThreadPoolExecutor(len(LANES)) as pool:
-        lanes = [
-            pool.submit(
-                _kill_and_rerun,
-                weaviate_client,
-                name,
-                moments[lane :: len(LANES)],
-                corpora,
-                embedder,
-                references[name],
-            )
-            for lane, name in enumerate(LANES)
-        ]
-        finished = sorted(moment for lane in lanes for moment in lane.result())
-    assert finished == moments
+    delete(weaviate_client, KILLED)
 
 
 # --- the server killed, stopped, or out of disk, on a server of the test's own ----------------
