@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from stitcher.errors import UsageError
@@ -110,23 +111,34 @@ def split(text: str, chunk_size: int = 250, chunk_overlap: int = 50) -> list[Chu
     Raises:
         UsageError: `chunk_size` or `chunk_overlap` is out of range.
     """
+    return [
+        Chunk(index, start, end, text[start:end])
+        for index, (start, end) in enumerate(split_spans(text, chunk_size, chunk_overlap))
+    ]
+
+
+def split_spans(
+    text: str, chunk_size: int = 250, chunk_overlap: int = 50
+) -> Iterator[tuple[int, int]]:
+    """The [start, end) offsets of `split`'s chunks, one window at a time.
+
+    For very large documents: offsets cost a few bytes each where a Chunk with its text costs
+    hundreds, and only one window of the splitter's strings is alive at a time.
+    """
     validate_chunk_settings(chunk_size, chunk_overlap)
     splitter = _splitter(chunk_size, chunk_overlap)
     window_chars = max(_WINDOW_CHARS, 8 * chunk_size)
-    chunks: list[Chunk] = []
     for window_start, window_end in _windows(text, window_chars):
         window = text[window_start:window_end]
         if _has_separator(window):
             pieces = splitter.split_text(window)
             starts = _locate(window, pieces, chunk_overlap)
             spans = [(s, s + len(piece)) for s, piece in zip(starts, pieces, strict=True)]
+            del pieces
         else:
             spans = _character_spans(len(window), chunk_size, chunk_overlap)
         for start, end in spans:
-            chunks.append(
-                Chunk(len(chunks), window_start + start, window_start + end, window[start:end])
-            )
-    return chunks
+            yield window_start + start, window_start + end
 
 
 @functools.lru_cache(maxsize=8)

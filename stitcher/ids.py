@@ -122,7 +122,14 @@ def sentence_edges(text: str, start: int, end: int) -> tuple[bool, bool]:
     )
 
 
-def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> list[ChunkRecord]:
+def build_records(
+    collection: str,
+    doc: Document,
+    chunks: Sequence[Chunk],
+    *,
+    indices: range | None = None,
+    doc_hash: str | None = None,
+) -> list[ChunkRecord]:
     """The records to store for one document: deterministic ids, chained by `parent_id`.
 
     Each record's `parent_id` is the id of the chunk before it (None for the first), so a reader
@@ -133,6 +140,9 @@ def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> li
         collection: Collection name in any accepted spelling.
         doc: The loaded document.
         chunks: The document's chunks, in order (from `stitcher.chunking.split`).
+        indices: Build only these records (a large document is written part by part); the
+            first one's `parent_id` still points at the chunk before it.
+        doc_hash: `doc.doc_hash` if already known (it hashes the whole text).
 
     Returns:
         One record per chunk, in the same order.
@@ -141,12 +151,14 @@ def build_records(collection: str, doc: Document, chunks: Sequence[Chunk]) -> li
         UsageError: The collection name is invalid.
     """
     canonical = canonical_collection_name(collection)
-    doc_hash = doc.doc_hash
+    doc_hash = doc_hash or doc.doc_hash
     page_starts = doc.metadata.get("page_starts")
     base_metadata = {key: value for key, value in doc.metadata.items() if key != "page_starts"}
     records = []
-    parent_id: str | None = None
-    for index, chunk in enumerate(chunks):
+    span = indices if indices is not None else range(len(chunks))
+    parent_id = chunk_uuid(canonical, doc.doc_id, doc_hash, span.start - 1) if span.start else None
+    for index in span:
+        chunk = chunks[index]
         record_id = chunk_uuid(canonical, doc.doc_id, doc_hash, index)
         metadata: dict[str, Any] = dict(base_metadata)
         starts, ends = sentence_edges(doc.text, chunk.start, chunk.end)

@@ -27,19 +27,30 @@ rebuilt, reusing the vectors of chunks whose text did not change.
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol, overload
 
 from stitcher import rules
-from stitcher.chunking import split
+from stitcher.chunking import split_spans
 from stitcher.errors import ExitStatus, PruneRefused, SettingsMismatch, StitcherError, UsageError
+from stitcher.faults import ServerFault, fault_point, first_line
 from stitcher.ids import build_records
-from stitcher.models import ChunkRecord, CollectionSettings, Document, StoredDocument, WriteFailure
+from stitcher.models import (
+    Chunk,
+    ChunkRecord,
+    CollectionSettings,
+    Document,
+    StoredDocument,
+    WriteFailure,
+)
 from stitcher.store.base import ChunkStore
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from stitcher.loaders import Discovery
 
 #: Embedding batches per write group. A group is embedded, then uploaded while the next group is
@@ -100,7 +111,9 @@ class DocumentEmbedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+    def embed_documents(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        """One vector per text; a float32 array of shape (len(texts), dimension) is best."""
+        ...
 
 
 class IngestProgress(Protocol):
@@ -255,12 +268,55 @@ class IngestSummary:
 
 @dataclass
 class _Pending:
-    """A document version to write: its records and which of them still need a vector."""
+    """A part of a document version to write: its records, and which still need a vector.
+
+    A document larger than a group is written in several parts; only its last part, once
+    every part is stored, lets the old version be deleted.
+    """
 
     doc: Document
+    doc_hash: str
     records: list[ChunkRecord]
-    vectors: list[list[float] | None]
+    #: float32 rows (views into the group's embedding array, or reused stored vectors).
+    vectors: list[np.ndarray | None]
     stale: bool  # an older version exists and must be deleted once this one is stored
+    last: bool = True  # the document's last part
+
+
+class _Chunks(Sequence[Chunk]):
+    """A document's chunks kept as offsets (16 bytes each, not a Chunk and its text apiece);
+    a Chunk is made when asked for. The text of a 200 MB document is ~1M chunks."""
+
+    def __init__(self, text: str, starts: array[int], ends: array[int]) -> None:
+        self._text = text
+        self._starts = starts
+        self._ends = ends
+
+    @classmethod
+    def split(cls, text: str, chunk_size: int, chunk_overlap: int) -> _Chunks:
+        starts: array[int] = array("q")
+        ends: array[int] = array("q")
+        for start, end in split_spans(text, chunk_size, chunk_overlap):
+            starts.append(start)
+            ends.append(end)
+        return cls(text, starts, ends)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @overload
+    def __getitem__(self, index: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Chunk]: ...
+
+    def __getitem__(self, index: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        start, end = self._starts[index], self._ends[index]
+        return Chunk(index, start, end, self._text[start:end])
 
 
 def ingest(
@@ -314,8 +370,10 @@ def ingest(
     pipeline = None
     if not options.dry_run:
         pipeline = _Pipeline(store, wanted, existing_settings, embedder, options, summary, progress)
+    checked = 0
     try:
         for src in found.files:
+            checked += 1
             try:
                 doc = load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
             except EmptyDocument as notice:
@@ -329,25 +387,47 @@ def ingest(
                 summary.unreadable[src.source] = str(error)
                 progress.file_done(src.source)
                 continue
-            if options.mentions:
-                doc = _with_mentions(doc, options.mentions)
-            chunks = split(doc.text, options.chunk_size, options.chunk_overlap)
+            except Exception as error:  # a reader's bug or a malformed file: this one fails
+                summary.failed[src.doc_id] = _failure("reading", error)
+                progress.file_done(src.source)
+                continue
+            try:
+                if options.mentions:
+                    doc = _with_mentions(doc, options.mentions)
+                chunks = _Chunks.split(doc.text, options.chunk_size, options.chunk_overlap)
+                doc_hash = doc.doc_hash  # encodes the text: fails on a lone surrogate
+            except Exception as error:
+                summary.failed[doc.doc_id] = _failure("splitting and hashing", error)
+                progress.file_done(src.source)
+                continue
+            fault_point("read")
             previous = stored.get(doc.doc_id)
-            if previous is not None and _is_complete(previous, doc.doc_hash, len(chunks)):
+            if previous is not None and _is_complete(previous, doc_hash, len(chunks)):
                 summary.unchanged.append(doc.doc_id)
                 progress.file_done(src.source)
                 continue
-            (summary.updated if previous is not None else summary.added).append(doc.doc_id)
             if previous is not None and previous.rules != {rules.TEXT_RULES_VERSION}:
                 summary.rebuilt.append(doc.doc_id)
             if pipeline is None:  # dry run: decided, nothing to write
+                (summary.updated if previous is not None else summary.added).append(doc.doc_id)
                 progress.file_done(src.source)
                 continue
-            records = build_records(store.name, doc, chunks)
-            pipeline.add(_Pending(doc, records, [None] * len(records), previous is not None))
-    finally:
+            (summary.updated if previous is not None else summary.added).append(doc.doc_id)
+            pipeline.add_document(doc, doc_hash, chunks, stale=previous is not None)
+            del doc, chunks  # the pipeline holds what it still needs
         if pipeline is not None:
             pipeline.close()
+    except ServerFault as fault:
+        if pipeline is not None:
+            pipeline.abandon()
+        stored_now = pipeline.stored if pipeline is not None else 0
+        queued = len(summary.added) + len(summary.updated) - stored_now
+        raise fault.with_progress(stored_now, queued, len(found.files) - checked) from None
+    except BaseException:
+        if pipeline is not None:
+            pipeline.abandon()
+        raise
+    # Counted among the updated only: a document whose rebuild failed is reported as failed.
     summary.rebuilt = [doc_id for doc_id in summary.rebuilt if doc_id in summary.updated]
 
     vanished: list[str] = []
@@ -364,6 +444,7 @@ def ingest(
     if summary.added or summary.updated or summary.failed:
         _report_unresolved_mentions(store, summary, progress)
     for doc_id in vanished:
+        fault_point("prune")
         summary.chunks_deleted += store.delete_document(doc_id)
         summary.deleted.append(doc_id)
     summary.seconds = time.monotonic() - started
@@ -537,6 +618,14 @@ def _is_complete(previous: StoredDocument, doc_hash: str, chunk_count: int) -> b
     )
 
 
+def _failure(stage: str, error: Exception) -> str:
+    """Why one document failed, in one line (the CLI puts its name in front)."""
+    reason = f"{type(error).__name__}: {first_line(error)}"
+    if isinstance(error, UnicodeError) and "surrogate" in str(error):
+        reason += " (the text holds a lone surrogate, e.g. from a broken PDF text layer)"
+    return f"failed while {stage} the document: {reason}"
+
+
 def _error_subject(error: Exception) -> str:
     text = str(error)
     return text.split(": ", 1)[0] if ": " in text else text
@@ -570,13 +659,37 @@ class _Pipeline:
         self._chunks_per_group = options.batch_size * BATCHES_PER_GROUP
         self._summary = summary
         self._progress = progress
+        self._report = (summary, progress)
         self._group: list[_Pending] = []
         self._group_chunks = 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stitcher-writer")
         self._in_flight: tuple[Future[_GroupResult], list[_Pending]] | None = None
+        #: Documents whose new version is confirmed stored (for messages after a fault).
+        self.stored = 0
+        #: Documents that failed in some part: their old version must stay. Read by the writer.
+        self._failed_docs: set[str] = set()
 
-    def add(self, item: _Pending) -> None:
-        """Queue one document; a full group is embedded and handed to the writer."""
+    def add_document(
+        self, doc: Document, doc_hash: str, chunks: Sequence[Chunk], stale: bool
+    ) -> None:
+        """Queue a document, part by part (records are built one group's worth at a time)."""
+        size = self._chunks_per_group
+        for begin in range(0, len(chunks), size):
+            span = range(begin, min(begin + size, len(chunks)))
+            try:
+                records = build_records(
+                    self._store.name, doc, chunks, indices=span, doc_hash=doc_hash
+                )
+            except Exception as error:
+                self._failed_docs.add(doc.doc_id)
+                _fail(self._summary, doc.doc_id, _failure("preparing the chunks of", error))
+                self._progress.file_done(doc.source)
+                return
+            last = span.stop == len(chunks)
+            self._add(_Pending(doc, doc_hash, records, [None] * len(records), stale, last))
+
+    def _add(self, item: _Pending) -> None:
+        """Queue one part; a full group is embedded and handed to the writer."""
         self._group.append(item)
         self._group_chunks += len(item.records)
         if self._group_chunks >= self._chunks_per_group:
@@ -587,6 +700,16 @@ class _Pipeline:
         try:
             self._flush()
             self._settle()
+        finally:
+            self._writer.shutdown(wait=True)
+
+    def abandon(self) -> None:
+        """After a failure: write nothing more, but account for a group already being written."""
+        self._group, self._group_chunks = [], 0
+        try:
+            self._settle()
+        except Exception:  # the failure being raised already says what went wrong
+            pass
         finally:
             self._writer.shutdown(wait=True)
 
@@ -609,9 +732,15 @@ class _Pipeline:
             )
             self._store.create(self._existing)
         if self._embedder is not None:
-            _embed_group(self._embedder, group, self._summary, self._progress)
+            embedded = {id(item) for item in _embed_group(self._embedder, group, *self._report)}
+            self._failed_docs.update(i.doc.doc_id for i in group if id(i) not in embedded)
+            # Later parts of a failed document are not written either.
+            group = [i for i in group if i.doc.doc_id not in self._failed_docs]
         self._settle()
-        self._in_flight = (self._writer.submit(_write_group, self._store, group), group)
+        self._in_flight = (
+            self._writer.submit(_write_group, self._store, group, self._failed_docs),
+            group,
+        )
 
     def _settle(self) -> None:
         """Account for the group the writer last took."""
@@ -626,11 +755,19 @@ class _Pipeline:
             doc_id = item.doc.doc_id
             bad = result.failures.get(doc_id)
             if bad:
-                self._summary.failed[doc_id] = f"{len(bad)} chunk(s) not written: {bad[0].reason}"
-                for bucket in (self._summary.added, self._summary.updated):
-                    if doc_id in bucket:
-                        bucket.remove(doc_id)
-            self._progress.file_done(item.doc.source)
+                _fail(self._summary, doc_id, f"{len(bad)} chunk(s) not written: {bad[0].reason}")
+            if item.last or bad:
+                if doc_id not in self._failed_docs:
+                    self.stored += 1
+                self._progress.file_done(item.doc.source)
+
+
+def _fail(summary: IngestSummary, doc_id: str, reason: str) -> None:
+    """Count a document as failed instead of added or updated."""
+    summary.failed[doc_id] = reason
+    for bucket in (summary.added, summary.updated):
+        if doc_id in bucket:
+            bucket.remove(doc_id)
 
 
 @dataclass
@@ -640,20 +777,27 @@ class _GroupResult:
     failures: dict[str, list[WriteFailure]] = field(default_factory=dict)
 
 
-def _write_group(store: ChunkStore, group: list[_Pending]) -> _GroupResult:
-    """Write a group, then delete the old versions of the documents stored without failure."""
+def _write_group(store: ChunkStore, group: list[_Pending], failed_docs: set[str]) -> _GroupResult:
+    """Write a group, then delete the old versions of the documents stored without failure.
+
+    `failed_docs` (documents with a failure in any part) is shared with the pipeline; this
+    thread adds the documents whose writes fail.
+    """
     records = [r for item in group for r in item.records]
-    vectors = [v for item in group for v in item.vectors]
+    # float32 rows until here; lists (what the stores take) only for one group at a time.
+    vectors = [v.tolist() for item in group for v in item.vectors if v is not None]
     result = _GroupResult()
-    for failure in store.write(records, vectors):  # type: ignore[arg-type]
+    fault_point("write")
+    for failure in store.write(records, vectors):
         result.failures.setdefault(failure.doc_id, []).append(failure)
     result.written = len(records) - sum(len(f) for f in result.failures.values())
+    failed_docs.update(result.failures)
     for item in group:
-        if item.doc.doc_id not in result.failures:
+        if item.last and item.doc.doc_id not in failed_docs:
             # Only now that the whole new version is stored may the old one go.
-            result.deleted += store.delete_document(
-                item.doc.doc_id, keep_doc_hash=item.doc.doc_hash
-            )
+            if item.stale:
+                fault_point("delete")
+            result.deleted += store.delete_document(item.doc.doc_id, keep_doc_hash=item.doc_hash)
     return result
 
 
@@ -669,12 +813,14 @@ def _check_dimension(
 
 def _reuse_vectors(store: ChunkStore, item: _Pending, summary: IngestSummary) -> None:
     """Chunks whose text did not change keep their stored vector: no embedding for them."""
+    import numpy as np
+
     hashes = {r.chunk_hash for r in item.records}
     known = store.vectors_by_chunk_hash(item.doc.doc_id, hashes)
     for i, record in enumerate(item.records):
         vector = known.get(record.chunk_hash)
         if vector is not None:
-            item.vectors[i] = vector
+            item.vectors[i] = np.asarray(vector, dtype=np.float32)
             summary.reused_vectors += 1
 
 
@@ -683,12 +829,56 @@ def _embed_group(
     group: list[_Pending],
     summary: IngestSummary,
     progress: IngestProgress,
+) -> list[_Pending]:
+    """Fill in missing vectors; returns the documents that have all of theirs.
+
+    The embedder sorts the whole group by length (less padding). If it fails, each document is
+    embedded on its own, so one document it cannot take fails alone (named in the summary) and
+    the others are written.
+    """
+    fault_point("embed")
+    try:
+        _embed_missing(embedder, group, summary, progress)
+        return group
+    except StitcherError:
+        raise  # the model itself (ModelError): every document would fail the same way
+    except Exception as error:
+        if len(group) == 1:
+            _fail(summary, group[0].doc.doc_id, _failure("embedding", error))
+            progress.file_done(group[0].doc.source)
+            return []
+    kept = []
+    for item in group:
+        try:
+            _embed_missing(embedder, [item], summary, progress)
+            kept.append(item)
+        except StitcherError:
+            raise
+        except Exception as error:
+            _fail(summary, item.doc.doc_id, _failure("embedding", error))
+            progress.file_done(item.doc.source)
+    return kept
+
+
+def _embed_missing(
+    embedder: DocumentEmbedder,
+    group: list[_Pending],
+    summary: IngestSummary,
+    progress: IngestProgress,
 ) -> None:
-    """Fill in missing vectors; the embedder itself sorts by length to cut padding."""
+    import numpy as np
+
     missing = [(item, i) for item in group for i, v in enumerate(item.vectors) if v is None]
     if not missing:
         return
-    vectors = embedder.embed_documents([item.records[i].text for item, i in missing])
+    texts = [item.records[i].text for item, i in missing]
+    # One float32 array per group; the rows handed out are views into it. The
+    # sentence-transformers embedder gives the array directly (no Python floats in between).
+    embed_array = getattr(embedder, "embed_array", None)
+    raw = embed_array(texts) if callable(embed_array) else embedder.embed_documents(texts)
+    vectors = np.asarray(raw, dtype=np.float32)
+    if vectors.ndim != 2 or len(vectors) != len(missing):
+        raise ValueError(f"the embedder gave {vectors.shape} vectors for {len(missing)} texts")
     for (item, i), vector in zip(missing, vectors, strict=True):
         item.vectors[i] = vector
     summary.embedded += len(missing)

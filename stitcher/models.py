@@ -8,6 +8,9 @@ from typing import Any
 
 from stitcher import rules
 
+#: Characters hashed at a time by Document.doc_hash.
+_HASH_SLICE = 1 << 20
+
 
 def sha256_hex(text: str) -> str:
     """Hex SHA-256 of the UTF-8 encoding of `text`."""
@@ -38,7 +41,13 @@ class Document:
         meta = repr(
             sorted((k, repr(v)) for k, v in self.metadata.items() if k not in self.volatile)
         )
-        return sha256_hex(rules.TEXT_RULES_VERSION + "\x00" + self.text + "\x00" + meta)
+        # sha256_hex(rules + "\x00" + text + "\x00" + meta), fed a slice at a time: for a
+        # 200 MB text neither the concatenation nor the whole UTF-8 encoding is ever in memory.
+        digest = hashlib.sha256((rules.TEXT_RULES_VERSION + "\x00").encode("utf-8"))
+        for begin in range(0, len(self.text), _HASH_SLICE):
+            digest.update(self.text[begin : begin + _HASH_SLICE].encode("utf-8"))
+        digest.update(("\x00" + meta).encode("utf-8"))
+        return digest.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,17 @@ compounds on any server.
 
 from __future__ import annotations
 
+import functools
 import json
+import random
 import re
 import time
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from stitcher.errors import CollectionMissing, UsageError, WriteFailed
+from stitcher.errors import CollectionMissing, StitcherError, UsageError, WriteFailed
+from stitcher.faults import classify, is_transient, server_fault
 from stitcher.filters import Where
 from stitcher.models import (
     ChunkRecord,
@@ -27,6 +30,7 @@ from stitcher.models import (
     StoredDocument,
     WriteFailure,
 )
+from stitcher.retry import RetryPolicy, call_with_retries
 from stitcher.store.schema import (
     CORE_PROPERTIES,
     ExtraProperty,
@@ -55,6 +59,8 @@ _HASHES_PER_QUERY = 500
 # Versions of one document the documents() aggregate lists; normally 1, 2 mid-update.
 _MAX_VERSIONS = 20
 
+T = TypeVar("T")
+
 # Examples of Weaviate 1.38's explain_score, one line per side that found the object.
 # relativeScoreFusion ("normalized score" is already weighted: alpha * normalised vector score,
 # (1 - alpha) * normalised BM25 score; here alpha = 0.3):
@@ -79,8 +85,9 @@ class WeaviateStore:
         client: A connected `weaviate.WeaviateClient`.
         collection_name: The collection; Weaviate upper-cases its first letter.
         batch_size: Objects per batch request.
-        retry_delays: Seconds to wait before each re-send of objects the server refused; one
-            re-send per entry.
+        retry_policy: How requests that failed transiently (connection lost, UNAVAILABLE, 5xx,
+            timeouts) and objects refused for such reasons are retried; others never are.
+        retry_delays: Older spelling: the longest waits of the policy, one retry per entry.
     """
 
     def __init__(
@@ -89,12 +96,22 @@ class WeaviateStore:
         collection_name: str,
         *,
         batch_size: int = 200,
-        retry_delays: Sequence[float] = (0.5, 1.0, 2.0),
+        retry_policy: RetryPolicy | None = None,
+        retry_delays: Sequence[float] | None = None,
     ) -> None:
         self._client = client
         self._name = collection_name[:1].upper() + collection_name[1:]
         self._batch_size = batch_size
-        self._retry_delays = tuple(retry_delays)
+        if retry_policy is None and retry_delays is not None:
+            delays = tuple(retry_delays)
+            retry_policy = RetryPolicy(
+                attempts=len(delays) + 1,
+                base_delay=delays[0] if delays else 0.0,
+                max_delay=max(delays, default=0.0),
+                total_seconds=2 * sum(delays) + 1.0,
+            )
+        self._retry_policy = retry_policy or RetryPolicy()
+        self._rng = random.Random()
         self._extras: dict[str, ExtraProperty] | None = None
         # Property names the collection has; a collection made by an older stitcher lacks the
         # core properties added since (e.g. "rules"): reads leave them out, writes add them.
@@ -113,19 +130,45 @@ class WeaviateStore:
     def _collection(self) -> Collection[Any, Any]:
         return self._client.collections.use(self._name)
 
+    @property
+    def url(self) -> str:
+        """The server's REST address, for messages."""
+        url = getattr(getattr(self._client, "_connection", None), "url", None)
+        return str(url) if url else "the server"
+
+    def _call(self, doing: str, action: Callable[[], T]) -> T:
+        """Run one idempotent request, retrying transient failures with back-off and jitter.
+
+        What still fails becomes a one-line ServerFault naming the server and what was being
+        done (stitcher.faults); StitcherErrors pass through as they are.
+        """
+        try:
+            return call_with_retries(
+                action, is_transient=is_transient, policy=self._retry_policy, rng=self._rng
+            )
+        except StitcherError:
+            raise
+        except Exception as error:
+            raise server_fault(
+                classify(error), url=self.url, doing=doing, collection=self._name
+            ) from None
+
     def exists(self) -> bool:
         """Whether the collection exists."""
-        return bool(self._client.collections.exists(self._name))
+        return bool(self._call("reading", lambda: self._client.collections.exists(self._name)))
 
     def create(self, settings: CollectionSettings) -> None:
         """Create the collection with stitcher's schema and record `settings` in its description."""
         from weaviate.classes.config import Configure
 
-        self._client.collections.create(
-            self._name,
-            description=settings_to_description(settings),
-            properties=_core_properties(),
-            vector_config=Configure.Vectors.self_provided(),
+        self._call(
+            "creating the collection",
+            lambda: self._client.collections.create(
+                self._name,
+                description=settings_to_description(settings),
+                properties=_core_properties(),
+                vector_config=Configure.Vectors.self_provided(),
+            ),
         )
         self._extras = {}
         self._present = set(CORE_PROPERTIES)
@@ -135,12 +178,16 @@ class WeaviateStore:
     def settings(self) -> CollectionSettings | None:
         """The settings recorded on the collection, or None when it has none (foreign layout)."""
         self._require()
-        return settings_from_description(self._collection.config.get().description)
+        config = self._call("reading the collection's settings", self._collection.config.get)
+        return settings_from_description(config.description)
 
     def count(self) -> int:
         """Number of chunk objects."""
         self._require()
-        return int(self._collection.aggregate.over_all(total_count=True).total_count or 0)
+        result = self._call(
+            "counting", lambda: self._collection.aggregate.over_all(total_count=True)
+        )
+        return int(result.total_count or 0)
 
     def documents(self) -> dict[str, StoredDocument]:
         """Every document, keyed by doc_id.
@@ -155,8 +202,10 @@ class WeaviateStore:
         if total == 0:
             return {}
         self._load_extras()
-        grouped = self._documents_by_aggregate(total)
-        return grouped if grouped is not None else self._documents_by_walk()
+        grouped = self._call("listing documents", lambda: self._documents_by_aggregate(total))
+        if grouped is not None:
+            return grouped
+        return self._call("listing documents", self._documents_by_walk)
 
     def _documents_by_aggregate(self, total: int) -> dict[str, StoredDocument] | None:
         from weaviate.classes.aggregate import GroupByAggregate
@@ -242,12 +291,18 @@ class WeaviateStore:
         vectors: dict[str, list[float]] = {}
         for begin in range(0, len(wanted), _HASHES_PER_QUERY):
             group = wanted[begin : begin + _HASHES_PER_QUERY]
-            result = self._collection.query.fetch_objects(
-                filters=Filter.by_property("doc_id").equal(doc_id)
-                & Filter.by_property("chunk_hash").contains_any(group),
-                include_vector=True,
-                return_properties=["chunk_hash"],
-                limit=MAX_RESULTS,
+            condition = Filter.by_property("doc_id").equal(doc_id) & Filter.by_property(
+                "chunk_hash"
+            ).contains_any(group)
+            result = self._call(
+                "reading stored vectors",
+                functools.partial(
+                    self._collection.query.fetch_objects,
+                    filters=condition,
+                    include_vector=True,
+                    return_properties=["chunk_hash"],
+                    limit=MAX_RESULTS,
+                ),
             )
             for obj in result.objects:
                 vector = _default_vector(obj.vector)
@@ -256,14 +311,19 @@ class WeaviateStore:
         return vectors
 
     def write(
-        self, records: Sequence[ChunkRecord], vectors: Sequence[list[float]]
+        self, records: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]
     ) -> list[WriteFailure]:
         """Insert or replace `records` (same id replaces); returns what could not be stored.
 
-        Objects the server refuses are re-sent under the same ids after each delay in
-        `retry_delays`; whatever still fails is returned, never raised and never dropped. A
-        metadata value whose type does not fit its property fails its record without a request.
-        Not thread-safe: one writer at a time.
+        Objects refused for a reason that may pass (UNAVAILABLE, timeouts, 5xx) are re-sent
+        under the same ids, with back-off and jitter (the retry policy); objects refused for
+        good (validation, vector length) are returned at once, never dropped. A metadata value
+        whose type does not fit its property fails its record without a request. Vectors may
+        be float32 arrays. Not thread-safe: one writer at a time.
+
+        Raises:
+            ServerFault: The server stayed unreachable, or refuses every write (disk full,
+                read-only) or no longer has stitcher's schema: nothing more can be written.
         """
         self._require()
         if len(records) != len(vectors):
@@ -272,7 +332,7 @@ class WeaviateStore:
         self._add_missing_core_properties()
         planned = dict(extras)
         failures: list[WriteFailure] = []
-        pending: dict[str, tuple[ChunkRecord, dict[str, Any], list[float]]] = {}
+        pending: dict[str, tuple[ChunkRecord, dict[str, Any], Sequence[float]]] = {}
         for record, vector in zip(records, vectors, strict=True):
             try:
                 values, new = plan_properties(record, planned)
@@ -281,22 +341,33 @@ class WeaviateStore:
                 continue
             for extra in new:
                 planned[extra.name] = extra
-            pending[record.id] = (record, record_to_properties(record, values), list(vector))
+            pending[record.id] = (record, record_to_properties(record, values), vector)
         self._add_properties([planned[name] for name in planned if name not in extras])
         references = self._mention_references([item[0] for item in pending.values()])
 
-        errors: dict[str, str] = {}
-        for attempt in range(len(self._retry_delays) + 1):
-            if not pending:
-                break
-            if attempt:
-                time.sleep(self._retry_delays[attempt - 1])
+        started = time.monotonic()
+        delays = self._retry_policy.delays(self._rng)
+        while pending:
             errors = self._send(pending, references)
-            pending = {key: pending[key] for key in errors if key in pending}
-        failures.extend(
-            WriteFailure(object_id, record.doc_id, errors[object_id])
-            for object_id, (record, _properties, _vector) in pending.items()
-        )
+            refused = {key: reason for key, reason in errors.items() if key in pending}
+            pending = {key: pending[key] for key in refused}
+            faults = {key: classify(reason) for key, reason in refused.items()}
+            fatal = next((f for f in faults.values() if f.kind in ("read_only", "schema")), None)
+            if fatal is not None:
+                raise server_fault(fatal, url=self.url, doing="writing", collection=self._name)
+            delay = next(delays, None) if any(f.transient for f in faults.values()) else None
+            budget_left = self._retry_policy.total_seconds - (time.monotonic() - started)
+            if delay is None or delay > budget_left:
+                failures.extend(
+                    WriteFailure(key, pending[key][0].doc_id, reason)
+                    for key, reason in refused.items()
+                )
+                break
+            # Only what may pass is re-sent; a refusal for good is final now.
+            for key, fault in faults.items():
+                if not fault.transient:
+                    failures.append(WriteFailure(key, pending.pop(key)[0].doc_id, refused[key]))
+            time.sleep(delay)
         return failures
 
     def delete_document(self, doc_id: str, keep_doc_hash: str | None = None) -> int:
@@ -313,7 +384,10 @@ class WeaviateStore:
             condition = condition & Filter.by_property("doc_hash").not_equal(keep_doc_hash)
         deleted = 0
         while True:  # each call deletes at most MAX_RESULTS objects
-            result = self._collection.data.delete_many(where=condition)
+            result = self._call(
+                "deleting an old version",
+                lambda: self._collection.data.delete_many(where=condition),
+            )
             deleted += result.successful
             if result.failed:
                 raise WriteFailed(
@@ -360,10 +434,14 @@ class WeaviateStore:
             )
             for request in unique
         ]
-        result = self._collection.query.fetch_objects(
-            filters=clauses[0] if len(clauses) == 1 else Filter.any_of(clauses),
-            limit=MAX_RESULTS,
-            return_properties=self._return_properties(),
+        result = self._call(
+            "reading chunks",
+            functools.partial(
+                self._collection.query.fetch_objects,
+                filters=clauses[0] if len(clauses) == 1 else Filter.any_of(clauses),
+                limit=MAX_RESULTS,
+                return_properties=self._return_properties(),
+            ),
         )
         if len(result.objects) >= MAX_RESULTS and len(unique) > 1:
             # Possibly cut off by the server's result cap: ask for each half separately.
@@ -389,16 +467,20 @@ class WeaviateStore:
         fusions = {"relative": HybridFusion.RELATIVE_SCORE, "ranked": HybridFusion.RANKED}
         if fusion not in fusions:
             raise UsageError(f"unknown fusion {fusion!r}; use 'relative' or 'ranked'")
-        result = self._collection.query.hybrid(
-            query=keyword_text,
-            vector=vector,
-            alpha=alpha,
-            fusion_type=fusions[fusion],
-            query_properties=["text_seg"],
-            limit=limit,
-            filters=translate(where, self._load_extras(), self._references, self._name),
-            return_metadata=MetadataQuery(score=True, explain_score=True),
-            return_properties=self._return_properties(),
+        result = self._call(
+            "searching",
+            functools.partial(
+                self._collection.query.hybrid,
+                query=keyword_text,
+                vector=vector,
+                alpha=alpha,
+                fusion_type=fusions[fusion],
+                query_properties=["text_seg"],
+                limit=limit,
+                filters=translate(where, self._load_extras(), self._references, self._name),
+                return_metadata=MetadataQuery(score=True, explain_score=True),
+                return_properties=self._return_properties(),
+            ),
         )
         hits = []
         for obj in result.objects:
@@ -449,7 +531,7 @@ class WeaviateStore:
 
     def _load_extras(self, refresh: bool = False) -> dict[str, ExtraProperty]:
         if self._extras is None or refresh:
-            config = self._collection.config.get()
+            config = self._call("reading the collection's schema", self._collection.config.get)
             self._references = {ref.name for ref in config.references}
             self._present = {prop.name for prop in config.properties}
             extras = {}
@@ -587,7 +669,7 @@ class WeaviateStore:
 
     def _send(
         self,
-        pending: dict[str, tuple[ChunkRecord, dict[str, Any], list[float]]],
+        pending: dict[str, tuple[ChunkRecord, dict[str, Any], Sequence[float]]],
         references: dict[str, list[str]] | None = None,
     ) -> dict[str, str]:
         """One pass of batch requests; returns {id: reason} for the objects not stored.
@@ -595,7 +677,8 @@ class WeaviateStore:
         Uses `data.insert_many` (the same gRPC batch endpoint as `collection.batch`) because it
         answers synchronously with per-object errors: the batch context manager waits about a
         second before sending a partial batch, which for a small document costs more than the
-        write itself.
+        write itself. A request that fails as a whole (timeout, connection) is re-sent under
+        the same ids by `_call`: whether it landed is unknown, and re-sending replaces.
         """
         from weaviate.classes.data import DataObject
         from weaviate.exceptions import WeaviateInsertManyAllFailedError
@@ -612,22 +695,26 @@ class WeaviateStore:
                 DataObject(
                     properties=properties,
                     uuid=object_id,
-                    vector=vector,
+                    # Kept as float32 arrays until here: one list per request, not per corpus.
+                    vector=_as_list(vector),
                     references={MENTIONS_REF: references[object_id]}
                     if object_id in references
                     else None,
                 )
                 for object_id, (_record, properties, vector) in group
             ]
-            try:
-                result = collection.data.insert_many(objects)
-            except WeaviateInsertManyAllFailedError as exc:
-                errors.update((object_id, _reason(exc)) for object_id, _item in group)
-                continue
-            except Exception as exc:  # timeout, connection: unknown whether it landed; re-send
-                errors.update(
-                    (object_id, f"batch request failed: {exc}") for object_id, _item in group
-                )
+
+            def insert(objects: list[DataObject[Any, Any]] = objects) -> Any:
+                # Every object refused is an answer, not a failed request: each object's
+                # reason decides (in write) whether it is sent again.
+                try:
+                    return collection.data.insert_many(objects)
+                except WeaviateInsertManyAllFailedError as exc:
+                    return exc
+
+            result = self._call("writing", insert)
+            if isinstance(result, WeaviateInsertManyAllFailedError):
+                errors.update((object_id, _reason(result)) for object_id, _item in group)
                 continue
             for index, failed in result.errors.items():
                 errors[group[index][0]] = failed.message
@@ -680,6 +767,11 @@ def _reason(exc: Exception) -> str:
     message = str(exc)
     marker = "set of all errors: "
     return message.split(marker, 1)[1].strip() if marker in message else message
+
+
+def _as_list(vector: Sequence[float]) -> list[float]:
+    tolist = getattr(vector, "tolist", None)  # a numpy array
+    return tolist() if callable(tolist) else [float(x) for x in vector]
 
 
 def _default_vector(vectors: Any) -> list[float] | None:

@@ -1,0 +1,269 @@
+"""The retry policy (with a fake clock and sleeper) and the classification of server faults."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from stitcher.errors import StitcherError
+from stitcher.faults import (
+    RequestRefused,
+    SchemaChanged,
+    ServerFault,
+    ServerLost,
+    ServerRefusesWrites,
+    classify,
+    is_transient,
+    server_fault,
+)
+from stitcher.retry import NO_RETRY, RetryPolicy, call_with_retries
+
+
+class FakeTime:
+    """A clock that only moves when slept on."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+class Flaky:
+    """Fails with the given errors in turn, then returns "ok"."""
+
+    def __init__(self, *errors: Exception) -> None:
+        self.errors = list(errors)
+        self.calls = 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return "ok"
+
+
+class Transient(Exception):
+    pass
+
+
+class Permanent(Exception):
+    pass
+
+
+def transient_only(error: BaseException) -> bool:
+    return isinstance(error, Transient)
+
+
+def test_transient_failures_are_retried_until_success() -> None:
+    fake = FakeTime()
+    action = Flaky(Transient(), Transient())
+    result = call_with_retries(
+        action,
+        is_transient=transient_only,
+        sleep=fake.sleep,
+        clock=fake.clock,
+        rng=random.Random(1),
+    )
+    assert result == "ok" and action.calls == 3 and len(fake.slept) == 2
+
+
+def test_a_permanent_failure_is_raised_at_once_without_waiting() -> None:
+    fake = FakeTime()
+    action = Flaky(Permanent("vector length"))
+    with pytest.raises(Permanent):
+        call_with_retries(action, is_transient=transient_only, sleep=fake.sleep, clock=fake.clock)
+    assert action.calls == 1 and fake.slept == []
+
+
+def test_attempts_are_bounded() -> None:
+    fake = FakeTime()
+    action = Flaky(*[Transient() for _ in range(10)])
+    policy = RetryPolicy(attempts=4, base_delay=0.1, max_delay=1.0, total_seconds=100)
+    with pytest.raises(Transient):
+        call_with_retries(
+            action, is_transient=transient_only, policy=policy, sleep=fake.sleep, clock=fake.clock
+        )
+    assert action.calls == 4 and len(fake.slept) == 3
+
+
+def test_total_time_is_bounded_including_slow_attempts() -> None:
+    fake = FakeTime()
+
+    def slow_failure() -> str:
+        fake.now += 4.0  # each attempt itself takes 4 s (a timeout)
+        raise Transient()
+
+    policy = RetryPolicy(attempts=100, base_delay=1.0, max_delay=2.0, total_seconds=15)
+    with pytest.raises(Transient):
+        call_with_retries(
+            slow_failure,
+            is_transient=transient_only,
+            policy=policy,
+            sleep=fake.sleep,
+            clock=fake.clock,
+            rng=random.Random(3),
+        )
+    # No wait started that would have ended after the bound.
+    assert fake.now - 100.0 <= 15 + 4.0
+    assert len(fake.slept) < 99
+
+
+def test_back_off_grows_exponentially_and_is_jittered() -> None:
+    policy = RetryPolicy(attempts=8, base_delay=0.5, max_delay=8.0)
+    runs = [list(policy.delays(random.Random(seed))) for seed in range(200)]
+    for n in range(7):
+        cap = min(8.0, 0.5 * 2**n)
+        waits = [run[n] for run in runs]
+        assert all(0.0 <= w <= cap for w in waits)
+        # Full jitter: spread over the whole interval, not a fixed value.
+        assert min(waits) < 0.25 * cap and max(waits) > 0.75 * cap
+    assert all(len(run) == 7 for run in runs)
+
+
+def test_no_retry_policy_tries_once() -> None:
+    fake = FakeTime()
+    action = Flaky(Transient())
+    with pytest.raises(Transient):
+        call_with_retries(
+            action, is_transient=transient_only, policy=NO_RETRY, sleep=fake.sleep, clock=fake.clock
+        )
+    assert action.calls == 1
+
+
+def test_invalid_policies_are_refused() -> None:
+    with pytest.raises(ValueError):
+        RetryPolicy(attempts=0)
+    with pytest.raises(ValueError):
+        RetryPolicy(base_delay=-1)
+
+
+# --- classification ------------------------------------------------------------------------
+
+
+class FakeRpcError(Exception):
+    """Looks like grpc.RpcError: a code() with a name."""
+
+    def __init__(self, code: str, details: str) -> None:
+        super().__init__(details)
+        self._code = code
+
+    def code(self) -> object:
+        return type("Code", (), {"name": self._code})()
+
+
+class StatusError(Exception):
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status_code = status
+
+
+def _weaviate_errors() -> dict[str, Exception]:
+    from weaviate.exceptions import (
+        WeaviateConnectionError,
+        WeaviateQueryError,
+        WeaviateTimeoutError,
+    )
+
+    wrapped = WeaviateQueryError("wrapped", "GRPC batch")
+    wrapped.__cause__ = FakeRpcError("UNAVAILABLE", "failed to connect to all addresses")
+    return {
+        "connection": WeaviateConnectionError("Collection configuration could not be retrieved."),
+        "timeout": WeaviateTimeoutError("deadline"),
+        "wrapped_unavailable": wrapped,
+    }
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (ConnectionRefusedError(111, "Connection refused"), "connection"),
+        (ConnectionResetError(104, "Connection reset by peer"), "connection"),
+        (TimeoutError("timed out"), "timeout"),
+        (FakeRpcError("UNAVAILABLE", "Socket closed"), "connection"),
+        (FakeRpcError("DEADLINE_EXCEEDED", "Deadline Exceeded"), "timeout"),
+        (StatusError(503, "Service Unavailable"), "connection"),
+        (StatusError(500, "internal server error"), "server"),
+        (StatusError(502, "bad gateway"), "server"),
+        (StatusError(422, "id already exists"), "refused"),
+        (StatusError(400, "bad request"), "refused"),
+        (StatusError(429, "too many requests"), "timeout"),
+        (StatusError(500, "store is read-only"), "read_only"),
+        (Exception("write /data/x: no space left on device"), "read_only"),
+        (Exception("shard Stitcher_abc is READONLY"), "read_only"),
+        (Exception("vector lengths don't match: 384 vs 3"), "refused"),
+        (
+            Exception("invalid integer property 'start' on class 'T': requires an integer"),
+            "schema",
+        ),
+        (Exception("no such prop with name 'chunk_hash' found in class 'T'"), "schema"),
+    ],
+)
+def test_classification(error: Exception, kind: str) -> None:
+    assert classify(error).kind == kind
+
+
+def test_weaviate_client_errors_are_classified() -> None:
+    errors = _weaviate_errors()
+    assert classify(errors["connection"]).kind == "connection"
+    assert classify(errors["timeout"]).kind == "timeout"
+    assert classify(errors["wrapped_unavailable"]).kind == "connection"
+    assert all(is_transient(e) for e in errors.values())
+
+
+def test_only_connection_timeout_and_5xx_are_transient() -> None:
+    assert is_transient(ConnectionResetError())
+    assert is_transient(StatusError(500, "oops"))
+    assert not is_transient(StatusError(422, "validation"))
+    assert not is_transient(Exception("no space left on device"))
+    assert not is_transient(Exception("invalid text property 'start' on class 'T'"))
+
+
+def test_per_object_messages_are_classified_too() -> None:
+    assert classify("shard is read-only").kind == "read_only"
+    assert classify("context deadline exceeded (timeout)").kind == "timeout"
+    assert classify("vector lengths don't match").kind == "refused"
+
+
+def test_faults_are_one_line_stitcher_errors_naming_server_and_progress() -> None:
+    multi_line = Exception("first line of the reason\n  second line\n  third")
+    fault = server_fault(
+        classify(ConnectionRefusedError("Connection refused")),
+        url="http://127.0.0.1:8080",
+        doing="writing",
+        collection="Docs",
+    )
+    assert isinstance(fault, ServerLost) and isinstance(fault, StitcherError)
+    assert fault.exit_code == 1
+    done = fault.with_progress(12, 5, 2)
+    assert isinstance(done, ServerLost)
+    text = str(done)
+    assert "\n" not in text
+    assert text.startswith("lost the connection to Weaviate at http://127.0.0.1:8080 while writing")
+    assert "12 document(s) stored, 5 not stored, 2 not yet checked" in text
+    assert text.endswith("run again to finish")
+
+    disk = server_fault(
+        classify(Exception("no space left on device")),
+        url="http://h:1",
+        doing="writing",
+        collection="Docs",
+    )
+    assert isinstance(disk, ServerRefusesWrites)
+    assert "free disk space" in str(disk.with_progress(0, 3))
+
+    schema = server_fault(classify(multi_line), url="http://h:1", doing="x", collection="Docs")
+    assert isinstance(schema, RequestRefused) and "\n" not in str(schema)
+    changed = server_fault(
+        classify(Exception("invalid text property 'start' on class 'Docs'")),
+        url="http://h:1",
+        doing="writing",
+        collection="Docs",
+    )
+    assert isinstance(changed, SchemaChanged) and isinstance(changed, ServerFault)
