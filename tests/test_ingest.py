@@ -7,8 +7,6 @@ scenarios test ingest's bookkeeping. tests/test_end_to_end.py runs the real mode
 from __future__ import annotations
 
 import itertools
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from stitcher.errors import SettingsMismatch
 from stitcher.ingest import IngestOptions, SilentProgress, ingest
 from stitcher.models import ChunkRecord
 from tests.fakes import FakeEmbedder
+from tests.stores import both_stores
 
 ZH = (
     "茶树喜欢温暖湿润的气候，也需要排水良好的酸性土壤。每年春天，农人会在清明前后采摘第一批嫩芽，"
@@ -50,19 +49,7 @@ def _span(doc_id: str, doc_hash: str) -> Any:
     return SpanRequest(doc_id, doc_hash, 0, 10**9)
 
 
-@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    name = "T" + uuid.uuid4().hex[:12]
-    if request.param == "memory":
-        from stitcher.store.memory import MemoryStore
-
-        yield MemoryStore(name)
-        return
-    from stitcher.store.weaviate import WeaviateStore
-
-    client = request.getfixturevalue("weaviate_client")
-    yield WeaviateStore(client, name)
-    client.collections.delete(name)
+store = both_stores("T")
 
 
 @pytest.fixture

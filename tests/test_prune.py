@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,26 +12,13 @@ import pytest
 
 from stitcher.errors import PruneRefused, UsageError
 from stitcher.ingest import DeleteLimit
+from tests.stores import both_stores
 from tests.test_sources import cli, doc_ids, make_root, run
 
 NAMES = ("one", "two", "three", "four")
 
 
-@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    name = "Prune" + uuid.uuid4().hex[:12]
-    if request.param == "memory":
-        from stitcher.store.memory import MemoryStore
-
-        yield MemoryStore(name)
-        return
-    from stitcher.store.weaviate import WeaviateStore
-
-    client = request.getfixturevalue("weaviate_client")
-    real = WeaviateStore(client, name)
-    yield real
-    real.forget_sources()
-    client.collections.delete(name)
+store = both_stores("Prune")
 
 
 @pytest.fixture

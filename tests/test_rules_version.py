@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,27 +17,14 @@ from stitcher.ids import build_records
 from stitcher.loaders import discover, load
 from stitcher.models import ChunkRecord, CollectionSettings, SpanRequest
 from tests.fakes import FakeEmbedder
+from tests.stores import both_stores
 from tests.test_sources import make_root, run
 
 OLD_RULES = "loader0.sentences0"
 SETTINGS = CollectionSettings(model=DEFAULT_MODEL, dimension=384, chunk_size=250, chunk_overlap=50)
 
 
-@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    name = "Rules" + uuid.uuid4().hex[:12]
-    if request.param == "memory":
-        from stitcher.store.memory import MemoryStore
-
-        yield MemoryStore(name)
-        return
-    from stitcher.store.weaviate import WeaviateStore
-
-    client = request.getfixturevalue("weaviate_client")
-    real = WeaviateStore(client, name)
-    yield real
-    real.forget_sources()
-    client.collections.delete(name)
+store = both_stores("Rules")
 
 
 def old_records(

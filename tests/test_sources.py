@@ -17,6 +17,7 @@ from stitcher.config import DEFAULT_MODEL
 from stitcher.errors import UsageError
 from stitcher.ingest import IngestOptions, ingest
 from tests.fakes import FakeEmbedder
+from tests.stores import both_stores
 
 ROOT = Path(__file__).resolve().parent.parent
 STITCHER = Path(sys.executable).parent / "stitcher"
@@ -53,21 +54,7 @@ def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
     )
 
 
-@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
-def store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    name = "Src" + uuid.uuid4().hex[:12]
-    if request.param == "memory":
-        from stitcher.store.memory import MemoryStore
-
-        yield MemoryStore(name)
-        return
-    from stitcher.store.weaviate import WeaviateStore
-
-    client = request.getfixturevalue("weaviate_client")
-    real = WeaviateStore(client, name)
-    yield real
-    real.forget_sources()
-    client.collections.delete(name)
+store = both_stores("Src")
 
 
 @pytest.fixture
