@@ -36,7 +36,9 @@ pytestmark = pytest.mark.faults
 
 WORKTREE = Path(__file__).resolve().parent.parent
 STITCHER = Path(sys.executable).with_name("stitcher")
-OPTIONS = IngestOptions(batch_size=1, prune=True)  # 8 chunks a group: many moments to hit
+#: batch_size 1: 8 chunks a group, many moments to hit. The two versions live in two folders
+#: named alike, so both name their source: one source moving between them, not two colliding.
+OPTIONS = IngestOptions(batch_size=1, prune=True, source="docs")
 SEED = 20261203
 KILLS = 20
 #: Guards against a hung subprocess, not a performance threshold.
@@ -166,7 +168,7 @@ def stitcher_env(**extra: str) -> dict[str, str]:
 
 
 def ingest_command(docs: Path, name: str, *extra: str) -> list[str]:
-    return [str(STITCHER), "ingest", str(docs), "--prune", "--batch-size", "1",
+    return [str(STITCHER), "ingest", str(docs), "--prune", "--batch-size", "1", "--source", "docs",
             "--collection", name, *extra]  # fmt: skip
 
 
