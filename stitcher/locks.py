@@ -179,7 +179,19 @@ class Lease:
         finally:
             self._stop.set()
             self._renewer.join()
+            self._release_or_warn()
+
+    def _release_or_warn(self) -> None:
+        """Release; a failure only warns. The server may be gone (then the error that ended the
+        block says so, and must not be replaced by this one), and a lease left behind expires —
+        at once for the next writer on this machine, whose holder process is then gone."""
+        try:
             self.release()
+        except Exception as error:
+            self._notice(
+                f"warning: could not release the lease on {self._collection!r} "
+                f"({type(error).__name__}); it expires by itself"
+            )
 
     def acquire(self, *, wait: bool) -> None:
         """Take the lease; LockHeld (or, with `wait`, wait) while another holder's is valid."""
