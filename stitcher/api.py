@@ -131,15 +131,20 @@ class Stitcher:
         stdin: IO[str] | None = None,
         progress: IngestProgress | None = None,
         wait: bool = False,
+        reread: bool = False,
     ) -> IngestSummary:
         """Bring the collection in line with the documents under `paths` (see stitcher.ingest).
 
         Two writers of the same collection never interleave, on one machine or several: the
         second raises LockHeld, or waits for the first with ``wait=True`` (see stitcher.locks).
-        A dry run reads only and takes no lock.
+        A dry run reads only and takes no lock. Files whose bytes are those of a load the
+        collection still holds are not loaded again (stitcher.memo), unless ``reread=True``.
         """
+        from stitcher.config import stitcher_home
         from stitcher.embed import resolve_model
         from stitcher.ingest import ingest
+        from stitcher.locks import lock_key
+        from stitcher.memo import LoadMemo
 
         model_ref = resolve_model(model)
 
@@ -159,6 +164,10 @@ class Stitcher:
             return embedder
 
         options = options or IngestOptions()
+        memo = None
+        if not reread:
+            key = lock_key(self.connection, self.collection)
+            memo = LoadMemo(stitcher_home() / "memo" / f"{key}.sqlite", notice=self._notice)
         with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
             summary = ingest(
                 self.store,
@@ -168,6 +177,7 @@ class Stitcher:
                 options=options,
                 stdin=stdin,
                 progress=progress,
+                memo=memo,
             )
         self._settings = None
         return summary

@@ -222,6 +222,13 @@ def ingest(
         bool,
         typer.Option(help="Wait for a running ingest into the same collection instead of exiting."),
     ] = False,
+    reread: Annotated[
+        bool,
+        typer.Option(
+            help="Load every file, even those whose bytes match what the collection holds "
+            "(by default they are skipped without loading)."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
@@ -249,7 +256,13 @@ def ingest(
     display = render.IngestDisplay(err) if err.is_terminal else render.QuietDisplay(err)
     with _stitcher(url, api_key, grpc_port, collection) as s, display:
         summary = s.ingest(
-            paths, model=model, options=options, stdin=sys.stdin, progress=display, wait=wait
+            paths,
+            model=model,
+            options=options,
+            stdin=sys.stdin,
+            progress=display,
+            wait=wait,
+            reread=reread,
         )
     for name, message in {**summary.unreadable, **summary.failed}.items():
         err.print(_error_line(message if message.startswith(name) else f"{name}: {message}"))

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from stitcher.loaders import Discovery
+    from stitcher.loaders.discovery import SourceFile
+    from stitcher.memo import LoadMemo, Remembered
 
 #: Embedding batches per write group. A group is embedded, then uploaded while the next group is
 #: embedded; several batches per group let the embedder sort chunks by length (less padding).
@@ -328,13 +330,17 @@ def ingest(
     options: IngestOptions = IngestOptions(),
     stdin: IO[str] | None = None,
     progress: IngestProgress | None = None,
+    memo: LoadMemo | None = None,
 ) -> IngestSummary:
     """Bring `store` in line with the documents under `paths`.
 
     `embedder` is called only when some chunk needs a vector, so a run over unchanged documents
-    never loads the model. Raises StitcherError for problems with the whole run (settings
-    mismatch, bad options, a source name taken by another folder) before anything is written;
-    per-file problems, and a refused prune, are reported in the summary.
+    never loads the model. With a `memo` (stitcher.memo), a file whose bytes, sidecar and
+    options are those of a load the collection still holds is not loaded again.
+
+    Raises StitcherError for problems with the whole run (settings mismatch, bad options, a
+    source name taken by another folder) before anything is written; per-file problems, and a
+    refused prune, are reported in the summary.
     """
     from stitcher.chunking import validate_chunk_settings
     from stitcher.loaders import EmptyDocument, discover, load
@@ -368,12 +374,19 @@ def ingest(
 
     empty: set[str] = set()
     pipeline = None
+    recall = _MemoUse(memo, options)
     if not options.dry_run:
         pipeline = _Pipeline(store, wanted, existing_settings, embedder, options, summary, progress)
     checked = 0
     try:
         for src in found.files:
             checked += 1
+            previous = stored.get(src.doc_id)
+            if previous is not None and recall.unchanged(src, previous):
+                fault_point("read")
+                summary.unchanged.append(src.doc_id)
+                progress.file_done(src.source)
+                continue
             try:
                 doc = load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
             except EmptyDocument as notice:
@@ -401,8 +414,9 @@ def ingest(
                 progress.file_done(src.source)
                 continue
             fault_point("read")
-            previous = stored.get(doc.doc_id)
+            recall.loaded(src, doc_hash, len(chunks))
             if previous is not None and _is_complete(previous, doc_hash, len(chunks)):
+                recall.confirm(doc.doc_id)
                 summary.unchanged.append(doc.doc_id)
                 progress.file_done(src.source)
                 continue
@@ -429,6 +443,9 @@ def ingest(
         raise
     # Counted among the updated only: a document whose rebuild failed is reported as failed.
     summary.rebuilt = [doc_id for doc_id in summary.rebuilt if doc_id in summary.updated]
+    if not options.dry_run:
+        for doc_id in (*summary.added, *summary.updated):  # the failed are in neither
+            recall.confirm(doc_id)
 
     vanished: list[str] = []
     if options.prune:
@@ -443,10 +460,14 @@ def ingest(
 
     if summary.added or summary.updated or summary.failed:
         _report_unresolved_mentions(store, summary, progress)
-    for doc_id in vanished:
-        fault_point("prune")
-        summary.chunks_deleted += store.delete_document(doc_id)
-        summary.deleted.append(doc_id)
+    try:
+        for doc_id in vanished:
+            fault_point("prune")
+            summary.chunks_deleted += store.delete_document(doc_id)
+            summary.deleted.append(doc_id)
+    finally:
+        recall.forget(summary.deleted)
+        recall.save()
     summary.seconds = time.monotonic() - started
     return summary
 
@@ -607,6 +628,85 @@ def _check_settings(store: ChunkStore, wanted: CollectionSettings) -> Collection
             f"(`stitcher drop --collection {store.name} --yes`) and ingest again."
         )
     return existing
+
+
+class _MemoUse:
+    """One run's use of the load memo: recall before loading, remember what was confirmed.
+
+    A load is remembered only once the collection is known to hold exactly it (found
+    unchanged, or written without failure), and saved at the end of a run that got that far:
+    a run stopped by a fault learns nothing, which only costs the next run some loading. The
+    file is fingerprinted before and after loading, and a load is remembered only when both
+    agree, so a file edited while it was being read never pairs one version's bytes with the
+    other version's hash.
+    """
+
+    def __init__(self, memo: LoadMemo | None, options: IngestOptions) -> None:
+        self._memo = None if options.dry_run else memo
+        self._options = options
+        self._before: dict[str, str | None] = {}
+        self._loaded: dict[str, Remembered] = {}
+
+    def unchanged(self, src: SourceFile, previous: StoredDocument) -> bool:
+        """True when the memo shows `src` loads to exactly the stored version."""
+        if self._memo is None:
+            return False
+        fingerprint = self._before[src.doc_id] = self._fingerprint(src)
+        entry = self._memo.recall(src.doc_id) if fingerprint is not None else None
+        return (
+            entry is not None
+            and entry.fingerprint == fingerprint
+            and _is_complete(previous, entry.doc_hash, entry.chunks)
+        )
+
+    def loaded(self, src: SourceFile, doc_hash: str, chunks: int) -> None:
+        """What loading `src` gave (remembered if the collection turns out to hold it)."""
+        if self._memo is None:
+            return
+        before = self._before.pop(src.doc_id, None) or self._fingerprint(src)
+        after = self._fingerprint(src)
+        if before is not None and before == after:
+            from stitcher.memo import Remembered
+
+            self._loaded[src.doc_id] = Remembered(after, doc_hash, chunks)
+
+    def confirm(self, doc_id: str) -> None:
+        """The collection holds the load of `doc_id` made this run."""
+        entry = self._loaded.pop(doc_id, None)
+        if self._memo is not None and entry is not None:
+            self._memo.remember(doc_id, entry)
+
+    def forget(self, doc_ids: Sequence[str]) -> None:
+        if self._memo is not None:
+            self._memo.forget(doc_ids)
+
+    def save(self) -> None:
+        if self._memo is not None:
+            self._memo.save()
+
+    def _fingerprint(self, src: SourceFile) -> str | None:
+        """The file's fingerprint (stitcher.memo); None for a file that cannot be read (loading
+        then says what is wrong with it)."""
+        from stitcher.loaders.metadata import SIDECAR_SUFFIX
+        from stitcher.memo import file_fingerprint, load_options_key
+
+        mentions: Sequence[str] = ()
+        if self._options.mentions:
+            from stitcher.graph.model import mentions_for
+
+            mentions = mentions_for(src.doc_id, src.source, self._options.mentions)
+        key = load_options_key(
+            self._options.tags,
+            self._options.tags_from_dirs,
+            self._options.chunk_size,
+            self._options.chunk_overlap,
+            mentions,
+        )
+        sidecar = src.path.with_name(src.path.name + SIDECAR_SUFFIX)
+        try:
+            return file_fingerprint(src.path, src.source, sidecar, key)
+        except OSError:
+            return None
 
 
 def _is_complete(previous: StoredDocument, doc_hash: str, chunk_count: int) -> bool:
