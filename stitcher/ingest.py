@@ -382,7 +382,7 @@ def ingest(
         for src in found.files:
             checked += 1
             previous = stored.get(src.doc_id)
-            if previous is not None and recall.unchanged(src, previous):
+            if recall.unchanged(src, previous):
                 fault_point("read")
                 summary.unchanged.append(src.doc_id)
                 progress.file_done(src.source)
@@ -647,12 +647,15 @@ class _MemoUse:
         self._before: dict[str, str | None] = {}
         self._loaded: dict[str, Remembered] = {}
 
-    def unchanged(self, src: SourceFile, previous: StoredDocument) -> bool:
-        """True when the memo shows `src` loads to exactly the stored version."""
+    def unchanged(self, src: SourceFile, previous: StoredDocument | None) -> bool:
+        """True when the memo shows `src` loads to exactly the stored version. Called before
+        loading every file: its fingerprint now is what a load is remembered under."""
         if self._memo is None:
             return False
         fingerprint = self._before[src.doc_id] = self._fingerprint(src)
-        entry = self._memo.recall(src.doc_id) if fingerprint is not None else None
+        if previous is None or fingerprint is None:
+            return False
+        entry = self._memo.recall(src.doc_id)
         return (
             entry is not None
             and entry.fingerprint == fingerprint
@@ -663,7 +666,7 @@ class _MemoUse:
         """What loading `src` gave (remembered if the collection turns out to hold it)."""
         if self._memo is None:
             return
-        before = self._before.pop(src.doc_id, None) or self._fingerprint(src)
+        before = self._before.pop(src.doc_id, None)
         after = self._fingerprint(src)
         if before is not None and before == after:
             from stitcher.memo import Remembered
