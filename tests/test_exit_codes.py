@@ -189,13 +189,15 @@ def test_a_second_ingest_while_one_runs_is_5(weaviate_server: Any, tmp_path: Pat
 
 def test_sigint_to_a_running_ingest_is_130(weaviate_server: Any, tmp_path: Path) -> None:
     """The ingest reads its paths from a stdin we keep open: it is connected, holds the
-    collection's lock, and waits — there is no race about where the signal lands."""
+    collection's lock, and waits — there is no race about where the signal lands. It runs with
+    --wait: our probe below holds the lock for an instant, and without --wait a child trying
+    the lock in that instant would exit 5 (seen on a loaded machine)."""
     from stitcher.api import Stitcher
     from stitcher.errors import LockHeld
 
     name = _collection()
     proc = subprocess.Popen(
-        [str(stitcher_script()), "ingest", "-", "--collection", name],
+        [str(stitcher_script()), "ingest", "-", "--wait", "--collection", name],
         env=script_environment(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
