@@ -59,6 +59,8 @@ class Stitcher:
         collection: collection name (Weaviate capitalises the first letter).
         grpc_port: gRPC port of `url` when it is not 50051.
         notice: called with one-line notices (server started, no ONNX export yet, ...).
+        profile: the stitcher.toml profile for what url/api_key/grpc_port leave open (else
+            ``$STITCHER_PROFILE``, else the files' default_profile).
 
     Use it as a context manager, or call `close()`::
 
@@ -76,10 +78,13 @@ class Stitcher:
         *,
         grpc_port: int | None = None,
         notice: Notice | None = None,
+        profile: str | None = None,
     ) -> None:
         from stitcher.ids import canonical_collection_name
 
-        self.connection: ConnectionSettings = connection_settings(url, api_key, grpc_port)
+        self.connection: ConnectionSettings = connection_settings(
+            url, api_key, grpc_port, profile=profile
+        )
         self.collection = canonical_collection_name(collection)
         self._notice: Notice = notice or (lambda message: None)
         self._client: Any = None

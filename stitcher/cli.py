@@ -101,9 +101,89 @@ def _stitcher(
 
     err = _err()
     with Stitcher(
-        url, api_key, collection, grpc_port=grpc_port, notice=lambda m: err.print(m)
+        url,
+        api_key,
+        collection,
+        grpc_port=grpc_port,
+        notice=lambda m: err.print(m),
+        profile=_profile.name,
     ) as s:
         yield s
+
+
+# --- configuration: --profile, stitcher.toml, `config show` -----------------------------------
+
+
+class _Profile:
+    """The --profile of this invocation (set by the root callback, read by `_stitcher`)."""
+
+    name: str | None = None
+
+
+_profile = _Profile()
+
+#: Command options whose defaults come from the environment and stitcher.toml (flags still win).
+_CONFIGURABLE_OPTIONS = ("collection", "model", "alpha", "limit")
+
+config_app = typer.Typer(help="Configuration: stitcher.toml profiles and where values come from.")
+app.add_typer(config_app, name="config")
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            help="Profile of stitcher.toml to use [env: STITCHER_PROFILE]. Default: the file's "
+            "default_profile.",
+        ),
+    ] = None,
+) -> None:
+    """Load documents into Weaviate and search them so every hit comes back as whole sentences."""
+    from stitcher.config import load_settings
+
+    _profile.name = profile
+    settings = load_settings(profile)  # a broken file fails every command the same way (exit 2)
+    # click's default_map: values here replace an option's default, but not a flag given.
+    ctx.default_map = _defaults_for(ctx.command, settings.overridden())
+
+
+def _defaults_for(command: object, values: dict[str, object]) -> dict[str, object]:
+    """click default_map for `command` and its subcommands: the configurable options they have."""
+    defaults: dict[str, object] = {}
+    for name, sub in (getattr(command, "commands", None) or {}).items():
+        if getattr(sub, "commands", None):
+            defaults[name] = _defaults_for(sub, values)
+            continue
+        params = {getattr(p, "name", None) for p in getattr(sub, "params", ())}
+        wanted = {
+            key: values[key] for key in _CONFIGURABLE_OPTIONS if key in params & values.keys()
+        }
+        if wanted:
+            defaults[name] = wanted
+    return defaults
+
+
+@config_app.command("show")
+def config_show(as_json: JsonOpt = False) -> None:
+    """The effective settings and where each comes from (flag, environment, file, default)."""
+    from stitcher.config import load_settings
+
+    data = load_settings(_profile.name).to_json()
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
+    # Plain aligned lines: greppable, and a value is never taken for rich markup.
+    known = ", ".join(data["profiles"]) or "none"
+    typer.echo(f"profile     {data['profile'] or '(none)'}   (profiles: {known})")
+    for path in data["files"] or ["(no stitcher.toml found)"]:
+        typer.echo(f"file        {path}")
+    for key, item in data["settings"].items():
+        value = "(local server)" if key == "url" and item["value"] is None else item["value"]
+        shown = "-" if value is None else value
+        typer.echo(f"{key:<11} {shown!s:<40} {item['source']}")
 
 
 # --- server ---------------------------------------------------------------------------------
