@@ -482,6 +482,28 @@ class Stitcher:
         self._settings = None
         return True
 
+    def export_to(self, path: str, *, stdout: IO[str] | None = None, wait: bool = False) -> Any:
+        """Write the collection with its vectors to `path` (JSON Lines, .gz compressed, "-" for
+        `stdout`), holding the writer lock so no ingest changes it meanwhile. Returns an
+        ExportReport (see stitcher.transfer)."""
+        import sys
+
+        from stitcher.transfer import export_collection, export_target
+
+        settings = self.collection_settings()
+        with self._writer_lock(wait, "export"), export_target(path, stdout or sys.stdout) as out:
+            return export_collection(self.store, settings, out, path=path)
+
+    def import_from(self, path: str, *, wait: bool = False) -> Any:
+        """Fill this collection from an export file, keeping its vectors; resumable and
+        verified (see stitcher.transfer.import_collection). Returns an ImportReport."""
+        from stitcher.transfer import import_collection
+
+        with self._writer_lock(wait, "import"):
+            report = import_collection(self.store, path, notice=self._notice)
+        self._settings = None
+        return report
+
     def load_entities(self, entities: Sequence[Any], *, wait: bool = False) -> Any:
         """Create or update entities and re-link stored mentions (`stitcher entities load`),
         holding the collection's writer lock. Returns the graph store's LoadReport."""
