@@ -239,6 +239,58 @@ def server_status(as_json: JsonOpt = False) -> None:
         raise typer.Exit(ExitStatus.FAILED)
 
 
+BackupCollectionsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--collection", "-c", help="Only this collection (repeatable). Default: all of them."
+    ),
+]
+BackupIdOpt = Annotated[
+    str, typer.Argument(help="Backup id: lowercase letters, digits, - and _ (e.g. 2026-12-03).")
+]
+
+
+@server_app.command("backup")
+def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
+    """Back up collections of the local server to its backups folder (Weaviate's filesystem
+    backup: fast, exact; for another server use `stitcher export`)."""
+    from stitcher.config import ConnectionSettings
+    from stitcher.connect import connect
+    from stitcher.server import BACKUPS_DIR
+    from stitcher.transfer import backup_local
+
+    err = _err()
+    client = connect(ConnectionSettings(), notice=lambda m: err.print(m))
+    try:
+        report = backup_local(client, backup_id, collections, _local_home() / BACKUPS_DIR)
+    finally:
+        client.close()
+    typer.echo(report.one_line("created"))
+
+
+@server_app.command("restore")
+def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
+    """Restore collections from a backup of the local server (never over an existing one)."""
+    from stitcher.config import ConnectionSettings
+    from stitcher.connect import connect
+    from stitcher.server import BACKUPS_DIR
+    from stitcher.transfer import restore_local
+
+    err = _err()
+    client = connect(ConnectionSettings(), notice=lambda m: err.print(m))
+    try:
+        report = restore_local(client, backup_id, collections, _local_home() / BACKUPS_DIR)
+    finally:
+        client.close()
+    typer.echo(report.one_line("restored"))
+
+
+def _local_home() -> Path:
+    from stitcher.config import stitcher_home
+
+    return stitcher_home()
+
+
 # --- model ----------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -462,3 +463,171 @@ def _verify(store: ChunkStore, path: str, expected_count: int, expected_hash: st
             f"{content.hexdigest()[:12]}…) after the import, {path} has {expected_count} (hash "
             f"{expected_hash[:12]}…): it held other objects before, or was written to meanwhile"
         )
+
+
+# --- backups of the local server (Weaviate's backup-filesystem module) -----------------------
+
+_BACKUP_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+@dataclass(frozen=True)
+class BackupReport:
+    """A finished backup or restore: its id, the collections in it and where it lies."""
+
+    backup_id: str
+    collections: tuple[str, ...]
+    path: str
+
+    def one_line(self, done: str) -> str:
+        names = ", ".join(self.collections) or "no collections"
+        return f"{done} backup {self.backup_id} ({names}) in {self.path}"
+
+
+def backup_local(
+    client: Any, backup_id: str, collections: list[str] | None, backups_dir: Path
+) -> BackupReport:
+    """Back up collections of the local server (all of stitcher's when none are named).
+
+    stitcher's own bookkeeping (source registry, leases) is not part of the Weaviate backup:
+    restoring it would clash with the live registry. The registry entries of the backed-up
+    collections are written next to it instead (ID.stitcher.json) and registered on restore.
+
+    Raises:
+        UsageError: The id is not one Weaviate accepts, or a backup with it exists.
+        CollectionMissing: A named collection does not exist.
+        ServerError: The server refused or failed the backup.
+    """
+    from stitcher.store.weaviate import WeaviateStore
+
+    _check_backup_id(backup_id)
+    if (backups_dir / backup_id).exists():
+        raise UsageError(f"backup {backup_id!r} exists in {backups_dir}: choose another id")
+    names = _backup_collections(client, collections)
+    sidecar = {name: WeaviateStore(client, name).source_roots() for name in names}
+    result = _backup_call(
+        "back up",
+        backups_dir,
+        lambda: client.backup.create(
+            backup_id=backup_id,
+            backend=_filesystem(),
+            include_collections=names,
+            wait_for_completion=True,
+        ),
+    )
+    _require_success("backup", backup_id, result)
+    (backups_dir / f"{backup_id}.stitcher.json").write_text(
+        json.dumps({"format": "stitcher-backup", "version": 1, "sources": sidecar}, indent=2),
+        encoding="utf-8",
+    )
+    return BackupReport(backup_id, tuple(names), str(backups_dir / backup_id))
+
+
+def restore_local(
+    client: Any, backup_id: str, collections: list[str] | None, backups_dir: Path
+) -> BackupReport:
+    """Restore collections (all in the backup when none are named) and their sources.
+
+    Raises:
+        UsageError: No such backup, or a collection to restore exists (drop it first).
+        ServerError: The server refused or failed the restore.
+    """
+    from stitcher.store.weaviate import WeaviateStore
+
+    _check_backup_id(backup_id)
+    if not (backups_dir / backup_id).is_dir():
+        known = (
+            sorted(p.name for p in backups_dir.iterdir() if p.is_dir())
+            if backups_dir.is_dir()
+            else []
+        )
+        raise UsageError(
+            f"no backup {backup_id!r} in {backups_dir}; backups: {', '.join(known) or 'none'}"
+        )
+    sidecar_path = backups_dir / f"{backup_id}.stitcher.json"
+    sources: dict[str, dict[str, str]] = {}
+    if sidecar_path.is_file():
+        sources = json.loads(sidecar_path.read_text(encoding="utf-8")).get("sources", {})
+    wanted = collections or list(sources)
+    existing = [name for name in wanted if client.collections.exists(name)]
+    if existing:
+        raise UsageError(
+            f"collection {existing[0]!r} exists: a restore never overwrites; drop it first "
+            f"(`stitcher drop -c {existing[0]} --yes`) or restore into another server"
+        )
+    result = _backup_call(
+        "restore",
+        backups_dir,
+        lambda: client.backup.restore(
+            backup_id=backup_id,
+            backend=_filesystem(),
+            include_collections=collections or None,
+            wait_for_completion=True,
+        ),
+    )
+    _require_success("restore", backup_id, result)
+    restored = tuple(getattr(result, "collections", None) or wanted)
+    for name in restored:
+        store = WeaviateStore(client, name)
+        for source, root in sorted(sources.get(name, {}).items()):
+            store.register_source(source, root)
+    return BackupReport(backup_id, restored, str(backups_dir / backup_id))
+
+
+def _check_backup_id(backup_id: str) -> None:
+    if not _BACKUP_ID.fullmatch(backup_id):
+        raise UsageError(
+            f"backup id {backup_id!r}: use lowercase letters, digits, - and _ (at most 64), "
+            "e.g. 2026-12-03"
+        )
+
+
+def _backup_collections(client: Any, collections: list[str] | None) -> list[str]:
+    from stitcher.errors import CollectionMissing
+    from stitcher.ids import canonical_collection_name
+    from stitcher.locks import LEASE_COLLECTION
+    from stitcher.store.weaviate import SOURCES_COLLECTION
+
+    present = set(client.collections.list_all(simple=True))
+    if not collections:
+        names = sorted(present - {LEASE_COLLECTION, SOURCES_COLLECTION})
+        if not names:
+            raise UsageError("the local server has no collections to back up")
+        return names
+    names = [canonical_collection_name(name) for name in collections]
+    for name in names:
+        if name not in present:
+            raise CollectionMissing(f"collection {name!r} does not exist on the local server")
+    return names
+
+
+def _filesystem() -> Any:
+    from weaviate.backup.backup import BackupStorage
+
+    return BackupStorage.FILESYSTEM
+
+
+def _backup_call(doing: str, backups_dir: Path, action: Callable[[], Any]) -> Any:
+    from stitcher.errors import ServerError
+
+    try:
+        return action()
+    except Exception as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        lower = detail.lower()
+        if "filesystem" in lower and any(
+            w in lower for w in ("not found", "not enabled", "module")
+        ):
+            raise ServerError(
+                f"the local server cannot {doing} ({detail[:200]}): it was started before "
+                "backups were enabled; run `stitcher server stop` and try again"
+            ) from None
+        raise ServerError(f"could not {doing} in {backups_dir}: {detail[:300]}") from None
+
+
+def _require_success(doing: str, backup_id: str, result: Any) -> None:
+    from stitcher.errors import ServerError
+
+    status = str(getattr(getattr(result, "status", None), "value", getattr(result, "status", "")))
+    if status.upper() != "SUCCESS":
+        error = getattr(result, "error", None) or "no reason given"
+        raise ServerError(f"{doing} {backup_id} ended {status or 'unknown'}: {error}")
