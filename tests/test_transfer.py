@@ -312,7 +312,7 @@ def test_moved_collection_searches_and_ingests_like_the_original(
     ]
     assert all(s.returncode == 0 for s in searches), [s.stderr for s in searches]
     passages = [
-        [(p["doc_id"], p["text"]) for p in json.loads(s.stdout)["passages"]] for s in searches
+        [(p["doc_id"], p["text"]) for p in json.loads(s.stdout)["results"]] for s in searches
     ]
     assert passages[0] and passages[0] == passages[1]
 
