@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,7 +284,10 @@ def load_settings(
 
 
 def _read_file(path: Path) -> dict[str, Any]:
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # the backport, a dependency on 3.10 only
+        import tomli as tomllib
 
     try:
         with path.open("rb") as handle:

@@ -229,7 +229,11 @@ def export_target(path: str, stdout: IO[str]) -> Iterator[IO[str]]:
     final = Path(path)
     partial = final.with_name(final.name + ".partial")
     try:
-        with _open_for_writing(partial, compress=final.suffix == ".gz") as raw:
+        handle = _open_for_writing(partial, compress=final.suffix == ".gz")
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+    try:
+        with handle as raw:
             yield raw
     except BaseException:
         partial.unlink(missing_ok=True)

@@ -251,3 +251,26 @@ def test_profile_connects_with_its_key_file_and_collection(
     )  # fmt: skip
     assert env.returncode == ExitStatus.FAILED
     assert "refused the API key" in assert_one_error_line(env.stderr)
+
+
+def test_file_and_environment_values_become_option_defaults() -> None:
+    """collection, model, alpha and limit reach every command that has such an option (a flag
+    still wins: they only replace the default); import keeps the file's own collection name."""
+    from typer.main import get_command
+
+    from stitcher.cli import _defaults_for, app
+
+    values = {"collection": "Notes", "alpha": 0.25, "limit": 9, "model": "/models/x"}
+    defaults: dict[str, Any] = _defaults_for(get_command(app), values)
+    assert defaults["search"] == values
+    assert defaults["ingest"] == {"collection": "Notes", "model": "/models/x"}
+    assert defaults["export"] == {"collection": "Notes"}
+    assert "import" not in defaults
+    assert defaults["server"] == {}  # backup/restore name their collections explicitly
+
+
+def test_a_limit_from_the_environment_is_the_shown_default(project: Path) -> None:
+    done = run_in(project, "search", "--help", STITCHER_LIMIT="9", COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    limit_line = next(line for line in done.stdout.splitlines() if "--limit" in line)
+    assert "[default: 9]" in limit_line
