@@ -59,6 +59,8 @@ class Stitcher:
         collection: collection name (Weaviate capitalises the first letter).
         grpc_port: gRPC port of `url` when it is not 50051.
         notice: called with one-line notices (server started, no ONNX export yet, ...).
+        profile: the stitcher.toml profile for what url/api_key/grpc_port leave open (else
+            ``$STITCHER_PROFILE``, else the files' default_profile).
 
     Use it as a context manager, or call `close()`::
 
@@ -76,10 +78,13 @@ class Stitcher:
         *,
         grpc_port: int | None = None,
         notice: Notice | None = None,
+        profile: str | None = None,
     ) -> None:
         from stitcher.ids import canonical_collection_name
 
-        self.connection: ConnectionSettings = connection_settings(url, api_key, grpc_port)
+        self.connection: ConnectionSettings = connection_settings(
+            url, api_key, grpc_port, profile=profile
+        )
         self.collection = canonical_collection_name(collection)
         self._notice: Notice = notice or (lambda message: None)
         self._client: Any = None
@@ -486,6 +491,28 @@ class Stitcher:
         self._store = None
         self._settings = None
         return True
+
+    def export_to(self, path: str, *, stdout: IO[str] | None = None, wait: bool = False) -> Any:
+        """Write the collection with its vectors to `path` (JSON Lines, .gz compressed, "-" for
+        `stdout`), holding the writer lock so no ingest changes it meanwhile. Returns an
+        ExportReport (see stitcher.transfer)."""
+        import sys
+
+        from stitcher.transfer import export_collection, export_target
+
+        settings = self.collection_settings()
+        with self._writer_lock(wait, "export"), export_target(path, stdout or sys.stdout) as out:
+            return export_collection(self.store, settings, out, path=path)
+
+    def import_from(self, path: str, *, wait: bool = False) -> Any:
+        """Fill this collection from an export file, keeping its vectors; resumable and
+        verified (see stitcher.transfer.import_collection). Returns an ImportReport."""
+        from stitcher.transfer import import_collection
+
+        with self._writer_lock(wait, "import"):
+            report = import_collection(self.store, path, notice=self._notice)
+        self._settings = None
+        return report
 
     def load_entities(self, entities: Sequence[Any], *, wait: bool = False) -> Any:
         """Create or update entities and re-link stored mentions (`stitcher entities load`),

@@ -101,9 +101,89 @@ def _stitcher(
 
     err = _err()
     with Stitcher(
-        url, api_key, collection, grpc_port=grpc_port, notice=lambda m: err.print(m)
+        url,
+        api_key,
+        collection,
+        grpc_port=grpc_port,
+        notice=lambda m: err.print(m),
+        profile=_profile.name,
     ) as s:
         yield s
+
+
+# --- configuration: --profile, stitcher.toml, `config show` -----------------------------------
+
+
+class _Profile:
+    """The --profile of this invocation (set by the root callback, read by `_stitcher`)."""
+
+    name: str | None = None
+
+
+_profile = _Profile()
+
+#: Command options whose defaults come from the environment and stitcher.toml (flags still win).
+_CONFIGURABLE_OPTIONS = ("collection", "model", "alpha", "limit")
+
+config_app = typer.Typer(help="Configuration: stitcher.toml profiles and where values come from.")
+app.add_typer(config_app, name="config")
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            help="Profile of stitcher.toml to use [env: STITCHER_PROFILE]. Default: the file's "
+            "default_profile.",
+        ),
+    ] = None,
+) -> None:
+    """Load documents into Weaviate and search them so every hit comes back as whole sentences."""
+    from stitcher.config import load_settings
+
+    _profile.name = profile
+    settings = load_settings(profile)  # a broken file fails every command the same way (exit 2)
+    # click's default_map: values here replace an option's default, but not a flag given.
+    ctx.default_map = _defaults_for(ctx.command, settings.overridden())
+
+
+def _defaults_for(command: object, values: dict[str, object]) -> dict[str, object]:
+    """click default_map for `command` and its subcommands: the configurable options they have."""
+    defaults: dict[str, object] = {}
+    for name, sub in (getattr(command, "commands", None) or {}).items():
+        if getattr(sub, "commands", None):
+            defaults[name] = _defaults_for(sub, values)
+            continue
+        params = {getattr(p, "name", None) for p in getattr(sub, "params", ())}
+        wanted = {
+            key: values[key] for key in _CONFIGURABLE_OPTIONS if key in params & values.keys()
+        }
+        if wanted:
+            defaults[name] = wanted
+    return defaults
+
+
+@config_app.command("show")
+def config_show(as_json: JsonOpt = False) -> None:
+    """The effective settings and where each comes from (flag, environment, file, default)."""
+    from stitcher.config import load_settings
+
+    data = load_settings(_profile.name).to_json()
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
+    # Plain aligned lines: greppable, and a value is never taken for rich markup.
+    known = ", ".join(data["profiles"]) or "none"
+    typer.echo(f"profile     {data['profile'] or '(none)'}   (profiles: {known})")
+    for path in data["files"] or ["(no stitcher.toml found)"]:
+        typer.echo(f"file        {path}")
+    for key, item in data["settings"].items():
+        value = "(local server)" if key == "url" and item["value"] is None else item["value"]
+        shown = "-" if value is None else value
+        typer.echo(f"{key:<11} {shown!s:<40} {item['source']}")
 
 
 # --- server ---------------------------------------------------------------------------------
@@ -157,6 +237,58 @@ def server_status(as_json: JsonOpt = False) -> None:
         # A script polling the status must not take a dead server for a healthy one.
         _err().print(_error_line(f"the local server is stale: {state.detail}"))
         raise typer.Exit(ExitStatus.FAILED)
+
+
+BackupCollectionsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--collection", "-c", help="Only this collection (repeatable). Default: all of them."
+    ),
+]
+BackupIdOpt = Annotated[
+    str, typer.Argument(help="Backup id: lowercase letters, digits, - and _ (e.g. 2026-12-03).")
+]
+
+
+@server_app.command("backup")
+def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
+    """Back up collections of the local server to its backups folder (Weaviate's filesystem
+    backup: fast, exact; for another server use `stitcher export`)."""
+    from stitcher.config import ConnectionSettings
+    from stitcher.connect import connect
+    from stitcher.server import BACKUPS_DIR
+    from stitcher.transfer import backup_local
+
+    err = _err()
+    client = connect(ConnectionSettings(), notice=lambda m: err.print(m))
+    try:
+        report = backup_local(client, backup_id, collections, _local_home() / BACKUPS_DIR)
+    finally:
+        client.close()
+    typer.echo(report.one_line("created"))
+
+
+@server_app.command("restore")
+def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
+    """Restore collections from a backup of the local server (never over an existing one)."""
+    from stitcher.config import ConnectionSettings
+    from stitcher.connect import connect
+    from stitcher.server import BACKUPS_DIR
+    from stitcher.transfer import restore_local
+
+    err = _err()
+    client = connect(ConnectionSettings(), notice=lambda m: err.print(m))
+    try:
+        report = restore_local(client, backup_id, collections, _local_home() / BACKUPS_DIR)
+    finally:
+        client.close()
+    typer.echo(report.one_line("restored"))
+
+
+def _local_home() -> Path:
+    from stitcher.config import stitcher_home
+
+    return stitcher_home()
 
 
 # --- model ----------------------------------------------------------------------------------
@@ -478,6 +610,57 @@ def drop(
     with _stitcher(url, api_key, grpc_port, collection) as s:
         existed = s.drop(wait=wait)
     _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
+
+
+# --- export / import: moving a collection with its vectors -----------------------------------
+
+
+@app.command("export")
+def export_command(
+    file: Annotated[
+        str, typer.Argument(help="Where to write (JSON Lines; gzip when it ends in .gz; - stdout).")
+    ],
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    wait: Annotated[
+        bool, typer.Option(help="Wait for a running writer instead of exiting.")
+    ] = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Write a collection, vectors and settings included, to a file `stitcher import` reads."""
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        report = s.export_to(file, stdout=sys.stdout, wait=wait)
+    _err().print(report.one_line())
+
+
+@app.command("import")
+def import_command(
+    file: Annotated[str, typer.Argument(help="A file written by `stitcher export` (.gz too).")],
+    # Not named `collection`: a profile's collection must not redirect an import silently.
+    into: Annotated[
+        str | None,
+        typer.Option("--collection", "-c", help="Import under this name. Default: the file's."),
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option(help="Wait for a running writer instead of exiting.")
+    ] = False,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Create a collection from an export file with its vectors (no embedding); safe to re-run:
+    objects already there are skipped. Counts and content hash are checked at the end."""
+    from stitcher.transfer import read_header
+
+    name = into or read_header(file).collection
+    with _stitcher(url, api_key, grpc_port, name) as s:
+        report = s.import_from(file, wait=wait)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        typer.echo(report.one_line())
 
 
 # --- error handling: the one place that turns failures into exit codes -------------------------

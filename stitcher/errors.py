@@ -48,6 +48,10 @@ class ConfigError(StitcherError):
     """Configuration is missing or contradicts itself."""
 
 
+class ConfigInvalid(UsageError):
+    """stitcher.toml or a setting from the environment is malformed; the message says where."""
+
+
 class ServerError(StitcherError):
     """The local Weaviate server could not be built, started, stopped or found."""
 

@@ -245,7 +245,7 @@ def server_fault(fault: Fault, *, url: str, doing: str, collection: str) -> Serv
 
 #: `phase:n[:action]`, e.g. `write:3` or `embed:1:stop`. Read once, at import.
 FAULT_POINT_VARIABLE = "STITCHER_FAULT_POINT"
-_PHASES = ("read", "embed", "write", "delete", "prune")
+_PHASES = ("read", "embed", "write", "delete", "prune", "import")
 
 
 def _parse_plan(value: str | None) -> tuple[str, int, str] | None:
@@ -273,7 +273,8 @@ def fault_point(phase: str) -> None:
     With STITCHER_FAULT_POINT=phase:n the process sends itself SIGKILL the n-th time (from 1)
     ingest reaches `phase`: "read" (a document was read and split), "embed" (a group is about
     to be embedded), "write" (a group is about to be written), "delete" (an old version is
-    about to be deleted), "prune" (a vanished document is about to be deleted). With
+    about to be deleted), "prune" (a vanished document is about to be deleted), "import" (a
+    batch of `stitcher import` is about to be written). With
     phase:n:stop it sends itself SIGSTOP instead, so a test can act (stop the server) and then
     let it continue with SIGCONT. Called a few times per group, never per chunk.
     """

@@ -40,6 +40,8 @@ LOCK_FILE = "server.lock"
 API_KEY_FILE = "api-key"
 LOG_FILE = "weaviate.log"
 DATA_DIR = "data"
+#: Where the filesystem backup module writes, under the server's home.
+BACKUPS_DIR = "backups"
 
 #: Raft remembers the node name in the data directory, so it must never change for a home.
 NODE_NAME = "stitcher"
@@ -187,6 +189,9 @@ def server_environment(home: Path, ports: Ports, api_key: str) -> dict[str, str]
         # peers to wait for, and 1 cuts a restart's leader election from ~8 s to ~1.5 s.
         "RAFT_TIMEOUTS_MULTIPLIER": "1",
         "RAFT_JOIN": f"{NODE_NAME}:{ports.raft}",
+        # `stitcher server backup|restore` (stitcher.transfer): backups go under home/backups.
+        "ENABLE_MODULES": "backup-filesystem",
+        "BACKUP_FILESYSTEM_PATH": str(home / BACKUPS_DIR),
     }
 
 

@@ -52,7 +52,18 @@ settings.load_profile(
 )
 
 #: Variables that would point stitcher at some other server.
-REMOVED_ENVIRONMENT = ("WEAVIATE_URL", "WEAVIATE_API_KEY", "WEAVIATE_GRPC_PORT")
+REMOVED_ENVIRONMENT = (
+    "WEAVIATE_URL",
+    "WEAVIATE_API_KEY",
+    "WEAVIATE_GRPC_PORT",
+    # stitcher.toml and its settings (stitcher.config): a developer's own must not leak in.
+    "STITCHER_CONFIG",
+    "STITCHER_PROFILE",
+    "STITCHER_COLLECTION",
+    "STITCHER_MODEL",
+    "STITCHER_ALPHA",
+    "STITCHER_LIMIT",
+)
 
 # The server that served this run, for the terminal summary.
 _served: list[server.ServerInfo] = []
@@ -83,6 +94,7 @@ def _isolated_environment(stitcher_home: Path) -> Iterator[None]:
     # STITCHER_CACHE stays as it is: the server binary and ONNX exports are shared between runs.
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("STITCHER_HOME", str(stitcher_home))
+        patch.setenv("XDG_CONFIG_HOME", str(stitcher_home / "xdg-config"))
         for name, value in PINNED_ENVIRONMENT.items():
             patch.setenv(name, value)
         for name in REMOVED_ENVIRONMENT:

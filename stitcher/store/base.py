@@ -6,7 +6,7 @@ Both pass the contract suite in tests/test_store_contract.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from stitcher.filters import Where
@@ -94,6 +94,12 @@ class ChunkStore(Protocol):
 
     def sample(self, limit: int = 100) -> list[ChunkRecord]:
         """Up to `limit` chunks, any of them (for example values)."""
+        ...
+
+    def records_with_vectors(
+        self, page_size: int = 500
+    ) -> Iterator[tuple[ChunkRecord, list[float]]]:
+        """Every chunk with its vector, in id order, `page_size` at a time (constant memory)."""
         ...
 
     def hybrid(

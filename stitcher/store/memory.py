@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from stitcher.errors import CollectionMissing, FilterError, UsageError
@@ -263,6 +263,14 @@ class MemoryStore:
     def sample(self, limit: int = 100) -> list[ChunkRecord]:
         """Up to `limit` chunks."""
         return [self._record(object_id) for object_id in list(self._objects)[:limit]]
+
+    def records_with_vectors(
+        self, page_size: int = 500
+    ) -> Iterator[tuple[ChunkRecord, list[float]]]:
+        """Every chunk with its vector, in id order (as Weaviate's cursor returns them)."""
+        self._require()
+        for object_id in sorted(self._objects):
+            yield self._record(object_id), list(self._objects[object_id][1])
 
     def _require(self) -> None:
         if not self._created:

@@ -15,7 +15,7 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from stitcher.errors import CollectionMissing, StitcherError, UsageError, WriteFailed
@@ -518,6 +518,35 @@ class WeaviateStore:
             limit=min(limit, MAX_RESULTS), return_properties=self._return_properties()
         )
         return [self._to_record(obj) for obj in result.objects]
+
+    def records_with_vectors(
+        self, page_size: int = 500
+    ) -> Iterator[tuple[ChunkRecord, list[float]]]:
+        """Every chunk with its vector, in id order, through the cursor API (`after` the last
+        id, `page_size` objects per request): memory stays constant however big the collection.
+
+        Raises:
+            ServerFault: A page could not be read even after retries.
+        """
+        self._require()
+        properties = self._return_properties()
+        after: str | None = None
+        while True:
+            page = self._call(
+                "reading every object",
+                functools.partial(
+                    self._collection.query.fetch_objects,
+                    limit=page_size,
+                    after=after,
+                    include_vector=True,
+                    return_properties=properties,
+                ),
+            )
+            for obj in page.objects:
+                yield self._to_record(obj), _default_vector(obj.vector) or []
+            if len(page.objects) < page_size:
+                return
+            after = str(page.objects[-1].uuid)
 
     def _require(self) -> None:
         if self._known_to_exist:
