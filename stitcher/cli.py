@@ -15,7 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -361,13 +361,25 @@ def search(
     sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
     with _stitcher(url, api_key, grpc_port, collection) as s:
         if queries is not None:
-            lines = sys.stdin if str(queries) == "-" else queries.open(encoding="utf-8")
-            for line in lines:
-                if line.strip():
-                    result = s.search_result(
-                        line.strip(), options=options, model=model, doc=doc, sql=sql_join, org=org
-                    )
-                    typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False, default=str))
+            with ExitStack() as stack:
+                lines = (
+                    sys.stdin
+                    if str(queries) == "-"
+                    else stack.enter_context(queries.open(encoding="utf-8"))
+                )
+                for line in lines:
+                    if line.strip():
+                        result = s.search_result(
+                            line.strip(),
+                            options=options,
+                            model=model,
+                            doc=doc,
+                            sql=sql_join,
+                            org=org,
+                        )
+                        typer.echo(
+                            json.dumps(result.to_json(explain), ensure_ascii=False, default=str)
+                        )
             return
         result = s.search_result(
             query, options=options, model=model, latest=latest, doc=doc, sql=sql_join, org=org
