@@ -598,6 +598,47 @@ def drop(
     _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
 
 
+# --- doctor ---------------------------------------------------------------------------------
+
+
+@app.command()
+def doctor(
+    collection: Annotated[
+        str | None, typer.Option("--collection", "-c", help="Check only this collection.")
+    ] = None,
+    model: ModelOpt = None,
+    chunk_size: Annotated[
+        int, typer.Option(help="Chunk size ingest would use.")
+    ] = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: Annotated[
+        int, typer.Option(help="Chunk overlap ingest would use.")
+    ] = DEFAULT_CHUNK_OVERLAP,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Check Go, the server binary, the model, the server, key file, disk and collections;
+    one line each with the fix. Exit 1 when a check fails. Changes nothing."""
+    from stitcher import doctor as checks
+    from stitcher import render
+    from stitcher.config import connection_settings
+
+    options = checks.DoctorOptions(
+        connection=connection_settings(url, api_key, grpc_port),
+        model=model,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        collection=collection,
+    )
+    found = checks.run_checks(options)
+    if as_json:
+        typer.echo(json.dumps([c.to_json() for c in found], ensure_ascii=False))
+    else:
+        render.doctor_report(_out(), found)
+    raise typer.Exit(checks.exit_status(found))
+
+
 # --- error handling: the one place that turns failures into exit codes -------------------------
 
 

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
+from stitcher.doctor import Check
 from stitcher.ingest import SilentProgress
 from stitcher.models import Passage
 from stitcher.provision import InstallEvent
@@ -259,3 +260,23 @@ def _modules(count: int) -> str:
 def _duration(seconds: float) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+_DOCTOR_STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
+
+
+def doctor_report(console: Console, checks: Sequence[Check]) -> None:
+    """`stitcher doctor`: one line per check — status, name, what was found, the fix."""
+    width = max((len(c.name) for c in checks), default=0)
+    for check in checks:
+        line = Text.assemble(
+            (f"{check.status:<4}", _DOCTOR_STYLES[check.status]),
+            "  ",
+            (f"{check.name:<{width}}", "bold"),
+            "  ",
+            check.detail,
+        )
+        if check.fix and check.status != "ok":
+            line.append(" — fix: ")
+            line.append(check.fix)
+        console.print(line, soft_wrap=True)
