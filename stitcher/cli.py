@@ -137,6 +137,8 @@ def quiet_third_parties(verbose: bool) -> None:
     if verbose:
         logging.captureWarnings(True)
         logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+        for package in THIRD_PARTY_PACKAGES:  # undo an earlier quiet run in this process
+            logging.getLogger(package).setLevel(logging.NOTSET)
         return
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_VERBOSITY", "error")

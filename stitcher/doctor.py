@@ -247,8 +247,9 @@ def check_server(connection: ConnectionSettings) -> tuple[Check, Any]:
                 "`stitcher server start` (commands also start it when needed)",
             ), None
         info = state.info
-        connection = ConnectionSettings(info.url, info.api_key(), info.grpc_port)
     try:
+        if connection.url is None:
+            connection = ConnectionSettings(info.url, info.api_key(), info.grpc_port)
         client = connect(connection)
     except StitcherError as error:
         return Check("server", "fail", str(error), _server_fix(error)), None

@@ -55,6 +55,55 @@ def seed_collection(
     weaviate_client.collections.delete(name)
 
 
+def test_adopt_resolves_relative_sources_against_root(weaviate_client: Any, tmp_path: Path) -> None:
+    """The seed ran inside the folder (sources "en_bird_migration.txt", ...); adopt runs from
+    another directory with --root pointing at the folder."""
+    import shutil
+    import subprocess
+
+    from langchain_core.documents import Document
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+    from langchain_weaviate import WeaviateVectorStore
+
+    from stitcher.store.weaviate import WeaviateStore
+    from tests.test_exit_codes import stitcher_script
+    from tests.test_seed_layout import build_document_hierarchy
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for file_name in CORPUS_FILES[:2]:
+        shutil.copy(SAMPLES / file_name, corpus / file_name)
+    docs = [
+        Document(page_content=path.read_text(encoding="utf-8"), metadata={"source": path.name})
+        for path in sorted(corpus.iterdir())
+    ]
+    docs = RecursiveCharacterTextSplitter(chunk_size=250, chunk_overlap=50).split_documents(docs)
+    name = "RelativeSeed"
+    if weaviate_client.collections.exists(name):
+        weaviate_client.collections.delete(name)
+    WeaviateVectorStore.from_documents(
+        docs, langchain_embeddings(), client=weaviate_client, index_name=name,
+        **build_document_hierarchy(docs),
+    )  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    try:
+        done = subprocess.run(
+            [str(stitcher_script()), "adopt", "-c", name, "--root", str(corpus)],
+            cwd=elsewhere,
+            env=script_environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        documents = WeaviateStore(weaviate_client, name).documents()
+        assert sorted(documents) == sorted(f"corpus/{f}" for f in CORPUS_FILES[:2])
+    finally:
+        weaviate_client.collections.delete(name)
+
+
 def _stitcher_for(server: Any, collection: str) -> Any:
     from stitcher.api import Stitcher
 
