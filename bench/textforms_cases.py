@@ -46,6 +46,7 @@ _KEY_DROP = re.compile(r"[\s\-\u2010\u00ad]+")
 
 # --- structure heuristic ---------------------------------------------------------------------
 _TABLE = re.compile(r"^\s*(?:[|+][-=+|]{3,}|\|.*\|)|[─│┌┐└┘├┤┬┴┼]")
+_BOX = re.compile(r"^\s*\*.{20,}\*\s*$")  # a text framed in asterisks (MPL-2.0's disclaimers)
 _PROMPT = re.compile(r"^\s*(?:\$|#|%|>>>) \S")
 _CODE = re.compile(
     r"""^\s*(?:\#include|\#!/|\#define|[A-Za-z_][A-Za-z0-9_.]*\s*[:+?]?=\s*\S.*[^.。]$|
@@ -59,8 +60,10 @@ _SYNOPSIS_HEAD = re.compile(r"^(?:SYNOPSIS|概述|总览|语法|大纲|摘要|�
 _MAN_HEAD = re.compile(r"^[A-Z\u4e00-\u9fff][A-Z0-9 \u4e00-\u9fff()/-]*$")
 _BULLET = re.compile(r"^\s*(?:[*+o•·-]|\d{1,3}[.)])\s+")
 _SENTENCE_END = re.compile(
-    r"(?:[。！？][”’」』）)]*)|(?:[.!?][\"'”’)\]]*(?= [A-Z\"“(‘\u4e00-\u9fff]))"
+    r"(?:[。！？][”’」』）)]*)|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_\u4e00-\u9fff]| \^ ?\[\d+\]))"
 )
+# A DocBook text footnote mark after a sentence ("... (0-9). ^[16] It is"): part of neither.
+_FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *")
 
 
 def key(text: str) -> str:
@@ -90,6 +93,8 @@ def structure_kind(line: str, in_synopsis: bool = False, man: bool = False) -> s
         return "info-node"
     if _TABLE.search(line):
         return "table"
+    if _BOX.match(line):
+        return "box"
     if _PROMPT.match(line):
         return "code"
     if _CODE.match(line) and not _HAN.search(line) and not _PROSE_RUN.search(line):
@@ -232,6 +237,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
 
 _UNIT_END = re.compile(r"[.!?。！？:：;；,，][\"'”’」』）)\]]*$")
 _HEADING_WIDTH = 40
+_INFO_DEFINITION = re.compile(r"^ -- [A-Z][\w ]*: ")
 
 
 # PDF lines that start a unit: a bullet, a numbered section heading ("7.7 The interdiff
@@ -249,13 +255,23 @@ _PDF_LONE_NUMBER = re.compile(r"^\s*[\d⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}\s*$|\S.
 
 def heading_lines(lines: Sequence[str]) -> set[int]:
     """Indexes of heading lines: a line with no sentence or clause end that is in capitals or
-    short (up to 40 columns, not a list item), right above a line indented deeper.
+    short (up to 40 columns, not a list item), right above a line indented deeper; and GNU
+    info definition lines.
 
     This benchmark's own rule, independent of stitcher's: a man page puts its section names
     ("GCLOUD WIDE FLAGS", "描述 DESCRIPTION") at the margin and the body 7 columns in, with
     no blank line between them, and a heading is not part of the first sentence below it.
     """
     found: set[int] = set()
+    in_definition = False
+    for i, line in enumerate(lines):
+        # A GNU info definition (" -- Function: void f (int a,") and its continuation lines,
+        # indented 10, head the description below it.
+        if _INFO_DEFINITION.match(line) or (in_definition and line.startswith(" " * 10)):
+            found.add(i)
+            in_definition = True
+        else:
+            in_definition = False
     for i, (line, below) in enumerate(itertools.pairwise(lines)):
         body = line.strip()
         if not body or not below.strip() or _UNIT_END.search(body) or _BULLET.match(line):
@@ -312,6 +328,9 @@ def split_sentences(text: str) -> Iterator[tuple[int, int]]:
         start = end
         while start < len(text) and text[start] == " ":
             start += 1
+        mark = _FOOTNOTE_MARK.match(text, start)
+        if mark:
+            start = mark.end()
     if start < len(text) and text[start:].strip():
         yield start, len(text)
 
