@@ -629,6 +629,14 @@ def test_loading_a_pdf_writes_nothing_to_stderr(tmp_path: Path) -> None:
     assert done.stdout == "A page set in a CFF font.\n"
 
 
+def test_pdf_glyph_mapped_to_a_lone_surrogate_is_dropped(tmp_path: Path) -> None:
+    from tests.test_faults import _pdf_with_lone_surrogate
+
+    pdf = _pdf_with_lone_surrogate(["The keeper wrote A letter every day.", "Nobody answered."])
+    doc = load(write(tmp_path, "broken.pdf", pdf))
+    assert doc.text == "The keeper wrote  letter every day.\nNobody answered."
+
+
 def test_truncated_pdf(tmp_path: Path) -> None:
     pdf = make_pdf([["Some text on the page."]], {})
     assert "not a readable PDF" in load_error(write(tmp_path, "cut.pdf", pdf[: len(pdf) // 2]))
