@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import re
@@ -45,6 +46,7 @@ _KEY_DROP = re.compile(r"[\s\-\u2010\u00ad]+")
 
 # --- structure heuristic ---------------------------------------------------------------------
 _TABLE = re.compile(r"^\s*(?:[|+][-=+|]{3,}|\|.*\|)|[─│┌┐└┘├┤┬┴┼]")
+_BOX = re.compile(r"^\s*\*.{20,}\*\s*$")  # a text framed in asterisks (MPL-2.0's disclaimers)
 _PROMPT = re.compile(r"^\s*(?:\$|#|%|>>>) \S")
 _CODE = re.compile(
     r"""^\s*(?:\#include|\#!/|\#define|[A-Za-z_][A-Za-z0-9_.]*\s*[:+?]?=\s*\S.*[^.。]$|
@@ -58,8 +60,10 @@ _SYNOPSIS_HEAD = re.compile(r"^(?:SYNOPSIS|概述|总览|语法|大纲|摘要|�
 _MAN_HEAD = re.compile(r"^[A-Z\u4e00-\u9fff][A-Z0-9 \u4e00-\u9fff()/-]*$")
 _BULLET = re.compile(r"^\s*(?:[*+o•·-]|\d{1,3}[.)])\s+")
 _SENTENCE_END = re.compile(
-    r"(?:[。！？][”’」』）)]*)|(?:[.!?][\"'”’)\]]*(?= [A-Z\"“(‘\u4e00-\u9fff]))"
+    r"(?:[。！？][”’」』）)]*)|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_\u4e00-\u9fff]| \^ ?\[\d+\]))"
 )
+# A DocBook text footnote mark after a sentence ("... (0-9). ^[16] It is"): part of neither.
+_FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *")
 
 
 def key(text: str) -> str:
@@ -89,6 +93,8 @@ def structure_kind(line: str, in_synopsis: bool = False, man: bool = False) -> s
         return "info-node"
     if _TABLE.search(line):
         return "table"
+    if _BOX.match(line):
+        return "box"
     if _PROMPT.match(line):
         return "code"
     if _CODE.match(line) and not _HAN.search(line) and not _PROSE_RUN.search(line):
@@ -187,14 +193,30 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
         return found
     pdf = path.suffix.lower() == ".pdf"
     labelled = label_lines(text, man=form == "man", blocks=not pdf)
+    headings = heading_lines([raw.text for raw in labelled])
     paragraphs: list[Paragraph] = []
     offset = 0
     block_start: int | None = None
     block_ok = True
     for raw in labelled:
         line_end = offset + len(raw.text)
-        if pdf and raw.kind is not None:
-            # A PDF page has no blank lines: a structure line ends the paragraph instead.
+        if raw.number in headings:
+            # A heading is a unit of its own: it ends the paragraph above, and the body below
+            # starts a new one (a man page's "GCLOUD WIDE FLAGS" over its indented text).
+            if block_start is not None and block_ok:
+                paragraphs.append(Paragraph(block_start, offset - 1))
+            block_start, block_ok = None, True
+        elif pdf and (raw.kind is not None or _PDF_UNIT_START.match(raw.text)):
+            # A PDF page has no blank lines: a bullet, a numbered heading or a footnote starts a
+            # new unit, and a structure line ends the paragraph (and is left out).
+            if block_start is not None and block_ok:
+                paragraphs.append(Paragraph(block_start, offset - 1))
+            block_start, block_ok = None, True
+            if raw.kind is None and not _PDF_HEADING.match(raw.text):
+                bullet = _BULLET.match(raw.text) or _PDF_UNIT_START.match(raw.text)
+                block_start = offset + (bullet.end() if bullet else 0)
+        elif pdf and _PDF_LONE_NUMBER.match(raw.text):
+            # A footnote reference or a page header ("Guide 18 / 57") ends the unit above.
             if block_start is not None and block_ok:
                 paragraphs.append(Paragraph(block_start, offset - 1))
             block_start, block_ok = None, True
@@ -211,6 +233,57 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
     if block_start is not None and block_ok:
         paragraphs.append(Paragraph(block_start, len(text)))
     return paragraphs
+
+
+_UNIT_END = re.compile(r"[.!?。！？:：;；,，][\"'”’」』）)\]]*$")
+_HEADING_WIDTH = 40
+_INFO_DEFINITION = re.compile(r"^ -- [A-Z][\w ]*: ")
+
+
+# PDF lines that start a unit: a bullet, a numbered section heading ("7.7 The interdiff
+# command", a unit of its own: see _PDF_HEADING), a footnote ("⁵参看 ...", "1You do not
+# ..."). The match is dropped from the unit.
+_PDF_UNIT_START = re.compile(
+    r"^\s*(?:[•–◦▪]\s+|\d+(?:\.\d+)+\s+(?=\S)|[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2}(?=[A-Z\u4e00-\u9fff]))"
+)
+# A numbered heading is a unit of its own, left out like a structure line.
+_PDF_HEADING = re.compile(r"^\s*\d+(?:\.\d+)+\s+\S.*[^.!?。！？:：]\s*$")
+# A line that is only a footnote reference, or a running header with the page number
+# ("Debian New Maintainers' Guide 18 / 57"), ends the unit above it and is left out.
+_PDF_LONE_NUMBER = re.compile(r"^\s*[\d⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}\s*$|\S.* \d{1,4} / \d{1,4}\s*$")
+
+
+def heading_lines(lines: Sequence[str]) -> set[int]:
+    """Indexes of heading lines: a line with no sentence or clause end that is in capitals or
+    short (up to 40 columns, not a list item), right above a line indented deeper; and GNU
+    info definition lines.
+
+    This benchmark's own rule, independent of stitcher's: a man page puts its section names
+    ("GCLOUD WIDE FLAGS", "描述 DESCRIPTION") at the margin and the body 7 columns in, with
+    no blank line between them, and a heading is not part of the first sentence below it.
+    """
+    found: set[int] = set()
+    in_definition = False
+    for i, line in enumerate(lines):
+        # A GNU info definition (" -- Function: void f (int a,") and its continuation lines,
+        # indented 10, head the description below it.
+        if _INFO_DEFINITION.match(line) or (in_definition and line.startswith(" " * 10)):
+            found.add(i)
+            in_definition = True
+        else:
+            in_definition = False
+    for i, (line, below) in enumerate(itertools.pairwise(lines)):
+        body = line.strip()
+        if not body or not below.strip() or _UNIT_END.search(body) or _BULLET.match(line):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if len(below) - len(below.lstrip()) <= indent:
+            continue
+        letters = [ch for ch in body if ch.isalpha() and ch.isascii()]
+        capitals = bool(letters) and all(ch.isupper() for ch in letters)
+        if capitals or display_width(body) <= _HEADING_WIDTH:
+            found.add(i)
+    return found
 
 
 def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
@@ -255,6 +328,9 @@ def split_sentences(text: str) -> Iterator[tuple[int, int]]:
         start = end
         while start < len(text) and text[start] == " ":
             start += 1
+        mark = _FOOTNOTE_MARK.match(text, start)
+        if mark:
+            start = mark.end()
     if start < len(text) and text[start:].strip():
         yield start, len(text)
 

@@ -18,7 +18,9 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 
 #: Version of the loaders' text rules (decoding, newline and hard-wrap handling, extraction).
 #: 2: per-paragraph rewrap of indented, man, info, licence, quoted, PDF and Chinese text.
-LOADER_RULES = 2
+#: 3: PDF text from PDFium (spaces between words), option lists in man pages joined, justified
+#:    lines with many widened gaps no longer taken for table rows.
+LOADER_RULES = 3
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
 #: kept next to the rules themselves.

@@ -13,10 +13,13 @@ character, except the document's very end:
   and ``……`` count once), plus any closing quotes and brackets (`CLOSERS`). No space is needed:
   ``他说：“走吧。”然后`` ends after ``”``.
 * after a run of Latin terminators ``. ! ?`` plus closers, when the next character is
-  whitespace (so ``3.14``, ``e.g.x`` and ``www.a.com`` are not ends). A ``!`` or ``?`` run also
-  ends before a Chinese character (``好!然后``), a plain ``.`` does not. A single ``.`` after a
-  known abbreviation (`ABBREVIATIONS`: ``Dr. Smith``, ``e.g. this``) or after a list number at
-  the start of a line (``1. 将拆分``, ``a. item``) is not an end.
+  whitespace (so ``3.14``, ``e.g.x`` and ``www.a.com`` are not ends), unless the run holds a
+  closer and a lower-case Latin word follows on the same line: a quoted or bracketed title
+  inside a sentence (``see “What is a preinst?” for more``, ``(… script?”) script``). A
+  ``!`` or ``?`` run also ends before a Chinese character (``好!然后``), a plain ``.`` does
+  not. A single ``.`` after a known abbreviation (`ABBREVIATIONS`: ``Dr. Smith``, ``e.g.
+  this``) or after a list number at the start of a line (``1. 将拆分``, ``a. item``) is not
+  an end.
 * at a line break, after the last non-whitespace character before the ``\\n``, unless the break
   is *soft* (below). A blank line (a paragraph end) is always an end.
 * the document's end: after its last non-whitespace character, and ``len(text)`` itself.
@@ -117,14 +120,18 @@ _CLAUSE_RE = re.compile(
 _SPACE_RE = re.compile(r"\s")
 _LAST_SPACE_RE = re.compile(r"(?s:.*)\s")
 _CLOSERS_RE = re.compile("[" + re.escape(CLOSERS) + "]*")
+_CLOSED_RE = re.compile("[" + re.escape(CLOSERS) + "]")
+# A closer in a terminator run: after a quoted or bracketed "...?", a sentence may read on in
+# lower case ("see “What is a Debian preinst?” for an overview", "‘M-.’ render"): _reads_on.
 
 _ABBREVIATION_LOOKBACK = max(len(a) for a in ABBREVIATIONS) + 1
 _ENUMERATOR_LOOKBACK = 16  # longer than any _ENUMERATOR_RE match
 
 #: Version of these rules. Ingest stores sentence flags computed with them, so a collection
 #: written under another version must be rebuilt. 1: every line break ends a sentence;
-#: 2: soft line breaks.
-SENTENCE_RULES_VERSION = 2
+#: 2: soft line breaks; 3: a terminator before a closing quote or bracket and a lower-case word
+#: on the same line ("“What is it?” for") is not an end.
+SENTENCE_RULES_VERSION = 3
 
 #: A line before a break narrower than this (in columns, CJK characters count 2) is a heading,
 #: a label or the last line of a paragraph, not a wrapped line: the break ends a sentence.
@@ -382,6 +389,8 @@ def _iter_rule_ends(
             if following.isspace():
                 if q == at + 1 and ch == "." and _dot_is_not_an_end(text, at, at_doc_start):
                     continue
+                if _CLOSED_RE.search(text, at, q) and _reads_on(text, q, at_doc_end):
+                    continue
                 last = q
                 yield q
             elif _HAN_RE.match(following) and ("!" in text[at:q] or "?" in text[at:q]):
@@ -397,6 +406,20 @@ def _iter_rule_ends(
             if q < n or at_doc_end:  # else a closer may follow beyond the window
                 last = q
                 yield q
+
+
+def _reads_on(text: str, q: int, at_doc_end: bool) -> bool:
+    """Whether a lower-case Latin word follows `q` on the same line.
+
+    When only spaces are visible up to the window's end, the word may follow beyond it: the
+    answer is yes, so a window misses this end rather than invents one.
+    """
+    j = q
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    if j == len(text):
+        return not at_doc_end
+    return "a" <= text[j] <= "z"
 
 
 def _doc_end_positions(text: str, at_doc_start: bool) -> tuple[int, int]:

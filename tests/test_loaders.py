@@ -8,6 +8,8 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 import zipfile
 import zlib
 from pathlib import Path
@@ -478,22 +480,40 @@ def test_html_sample_has_no_script_text() -> None:
 # PDF ----------------------------------------------------------------------------------------
 
 
-def make_pdf(pages: list[list[str]], info: dict[str, str]) -> bytes:
-    """A minimal valid PDF: one Helvetica text object per page, one Tj per line."""
+def make_pdf(
+    pages: list[list[str]],
+    info: dict[str, str],
+    *,
+    font: bytes = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    extra: dict[int, bytes] | None = None,
+    shown_by: str = "Tj",
+) -> bytes:
+    """A minimal valid PDF: one text object per page (Helvetica unless `font`), one Tj per line.
+
+    With `shown_by="TJ"` each line is one TJ array in which the gaps between words are drawn
+    as position adjustments, not space characters (as LaTeX and DocBook PDFs draw them).
+    `extra` adds objects numbered from 1000 (a font descriptor, a font file).
+    """
 
     def escape(text: str) -> str:
         return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
+    def show(line: str) -> str:
+        if shown_by == "Tj":
+            return f"({escape(line)}) Tj"
+        return "[" + " -333 ".join(f"({escape(word)})" for word in line.split(" ")) + "] TJ"
+
     objects: dict[int, bytes] = {
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        3: font,
         4: ("<< " + " ".join(f"/{k} ({escape(v)})" for k, v in info.items()) + " >>").encode(),
+        **(extra or {}),
     }
     kids = []
     for number, lines in enumerate(pages):
         page_id, content_id = 5 + 2 * number, 6 + 2 * number
         kids.append(f"{page_id} 0 R")
-        ops = " ".join(f"({escape(line)}) Tj 0 -16 Td" for line in lines)
+        ops = " ".join(f"{show(line)} 0 -16 Td" for line in lines)
         stream = zlib.compress(f"BT /F1 12 Tf 72 720 Td {ops} ET".encode())
         objects[page_id] = (
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
@@ -514,7 +534,10 @@ def make_pdf(pages: list[list[str]], info: dict[str, str]) -> bytes:
     size = max(objects) + 1
     out += f"xref\n0 {size}\n0000000000 65535 f \n".encode()
     for number in range(1, size):
-        out += f"{offsets[number]:010d} 00000 n \n".encode()
+        if number in offsets:
+            out += f"{offsets[number]:010d} 00000 n \n".encode()
+        else:
+            out += b"0000000000 65535 f \n"  # a number no object uses
     out += f"trailer\n<< /Size {size} /Root 1 0 R /Info 4 0 R >>\n".encode()
     out += f"startxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
@@ -539,6 +562,79 @@ def test_pdf_pages_and_page_starts(tmp_path: Path) -> None:
         2024, 5, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=2))
     )
     assert doc.metadata["tags"] == ["a", "b"]
+
+
+def test_pdf_words_drawn_without_space_characters_keep_their_spaces(tmp_path: Path) -> None:
+    # The gaps are TJ adjustments, narrower than the font's (unused) space slot: pypdf judges
+    # a gap by that slot's width and ran the words together ("Thebasenameisthepart...").
+    widths = " ".join(["1500"] + ["500"] * 94).encode()
+    font = (
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /FirstChar 32 /LastChar 126"
+        b" /Widths [" + widths + b"] >>"
+    )
+    lines = ["The basename is the part after the final slash.", "It names the file alone."]
+    doc = load(write(tmp_path, "gaps.pdf", make_pdf([lines], {}, font=font, shown_by="TJ")))
+    assert doc.text.split("\n") == lines
+
+
+def test_pdf_line_end_hyphens_are_decided_like_any_text(tmp_path: Path) -> None:
+    # A page of prose wrapped at 60 columns: "recom-" + "pile" is a word the document also
+    # spells whole ("recompile" below), "well-" + "known" is not, so its hyphen stays.
+    lines = [
+        "Every night the build system starts from a clean tree and",
+        "is careful to recompile only the files that changed since",
+        "the last run, which is a simple and well-known trick. A full",
+        "rebuild takes an hour on the old machine in the basement, so",
+        "the careful one, which takes minutes, is a good deal: recom-",
+        "pile what changed and nothing else. It is a simple and well-",
+        "known trick, and nobody waits for the morning report any more",
+        "while the shelf of printed logs has gone to the recycling bin.",
+    ]
+    doc = load(write(tmp_path, "hyphens.pdf", make_pdf([lines], {})))
+    assert "\ufffe" not in doc.text
+    assert "a good deal: recompile what changed" in doc.text
+    assert "It is a simple and well-known trick, and" in doc.text
+
+
+def test_loading_a_pdf_writes_nothing_to_stderr(tmp_path: Path) -> None:
+    # A CFF font (/FontFile3) made pypdf's text extraction log "fontTools is required to fully
+    # parse the encoding of a CFF Type1 font" on every page (issue 16).
+    cff = zlib.compress(b"not really a font program")
+    widths = " ".join(["500"] * 95).encode()
+    font = (
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /ABCDEF+CMMI9 /FirstChar 32 /LastChar 126"
+        b" /Widths [" + widths + b"] /FontDescriptor 1000 0 R >>"
+    )
+    extra = {
+        1000: b"<< /Type /FontDescriptor /FontName /ABCDEF+CMMI9 /Flags 4"
+        b" /FontBBox [0 0 500 700] /ItalicAngle 0 /Ascent 700 /Descent 0 /CapHeight 700"
+        b" /StemV 80 /FontFile3 1001 0 R >>",
+        1001: f"<< /Subtype /Type1C /Length {len(cff)} /Filter /FlateDecode >>\nstream\n".encode()
+        + cff
+        + b"\nendstream",
+    }
+    pdf = make_pdf([["A page set in a CFF font."]], {}, font=font, extra=extra)
+    path = write(tmp_path, "cff.pdf", pdf).path
+    # In a fresh interpreter, as the CLI runs: pytest's own log capture would hide a warning
+    # that Python's last-resort handler prints to stderr.
+    code = (
+        "import sys, pathlib; from stitcher.loaders import SourceFile, load; "
+        "path = pathlib.Path(sys.argv[1]); "
+        "print(load(SourceFile(path=path, doc_id=path.name, source=str(path))).text)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "A page set in a CFF font.\n"
+
+
+def test_pdf_glyph_mapped_to_a_lone_surrogate_is_dropped(tmp_path: Path) -> None:
+    from tests.test_faults import _pdf_with_lone_surrogate
+
+    pdf = _pdf_with_lone_surrogate(["The keeper wrote A letter every day.", "Nobody answered."])
+    doc = load(write(tmp_path, "broken.pdf", pdf))
+    assert doc.text == "The keeper wrote  letter every day.\nNobody answered."
 
 
 def test_truncated_pdf(tmp_path: Path) -> None:

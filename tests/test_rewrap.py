@@ -142,6 +142,50 @@ def test_wrapped_english_paragraphs_rejoin_exactly(case: tuple[str, list[str]]) 
     assert rewrap(document).split("\n\n") == expected
 
 
+@st.composite
+def option_list_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Man page paragraphs, 7 columns in, whose sentences list options ("--a-b, --c, --d.")."""
+    width = draw(st.integers(min_value=50, max_value=100))
+    rnd = draw(st.randoms(use_true_random=False))
+    indent = " " * 7
+    texts = []
+    for _ in range(draw(st.integers(min_value=3, max_value=5))):
+        options = [
+            "--" + "-".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 3)))
+            for _ in range(rnd.randint(4, 16))
+        ]
+        listed = english_sentence(rnd)[:-1] + ": " + ", ".join(options) + "."
+        pieces = [english_sentence(rnd), listed]
+        while len(" ".join(pieces)) < 3 * width:
+            pieces.append(english_sentence(rnd))
+        rnd.shuffle(pieces)
+        texts.append(" ".join(pieces))
+    wrapped = ["\n".join(wrap_english(text, width, indent, indent)) for text in texts]
+    return "\n\n".join(wrapped), [indent + text for text in texts]
+
+
+@settings(deadline=None)
+@given(option_list_documents())
+# Found by hypothesis: a line of nothing but options, ending the sentence, after a colon.
+@example(
+    (
+        "       The the the. The system would:\n"
+        "       --distribution, --the, --program, --the.\n"
+        "       The the the. The the the. The the the. The\n"
+        "       the the. The that the. The the the.",
+        [
+            "       The the the. The system would: --distribution, --the, --program, --the."
+            " The the the. The the the. The the the. The the the. The that the. The the the."
+        ],
+    )
+)
+def test_wrapped_option_lists_rejoin_exactly(case: tuple[str, list[str]]) -> None:
+    # A line of nothing but options ("--quiet, --verbosity.") inside a sentence is not an
+    # option tag that starts an item, and option names count as words, not as code.
+    document, expected = case
+    assert rewrap(document).split("\n\n") == expected
+
+
 @settings(deadline=None)
 @given(wrapped_documents(chinese=True))
 def test_wrapped_chinese_paragraphs_rejoin_exactly(case: tuple[str, list[str]]) -> None:

@@ -169,6 +169,9 @@ def reference_ends(doc: str) -> list[int]:
     for m in _REF_LATIN_SPACE.finditer(doc):
         if inside_cjk_run(m.start()):
             continue
+        closed = any(c in CLOSERS for c in m.group())
+        if closed and re.match(r"[ \t]+[a-z]", doc[m.end() :]):
+            continue  # a quoted "...?" inside a sentence that reads on in lower case
         if m.group() == ".":
             word = re.search(r"[A-Za-z.]*\Z", doc[: m.start()])
             assert word is not None
@@ -315,6 +318,8 @@ documents = st.lists(pieces, max_size=40).map("".join)
 @example("\u3000\u3000\tthe quick brown fox jumps over the lazy dog\nthen")  # tab stops
 @example("the the the the the the the the the the the (see cloth; x=1;\nthen")
 @example("．3.14")  # nothing before the "．" at the document's start: no decimal point
+@example("See “What is a preinst?” for more. Then (a script?”) script.")  # quoted, reads on
+@example("He asked “Why?” Then left.")  # a capital after the quote: an end
 def test_ends_match_the_reference(doc: str) -> None:
     assert sentence_ends(doc, at_doc_start=True, at_doc_end=True) == reference_ends(doc)
 

@@ -250,6 +250,14 @@ def _html_meta(soup: Any) -> dict[str, Any]:
 def read_pdf(data: bytes, source: str) -> Extracted:
     """A .pdf file: each page's text (hard-wrap joined), pages separated by a blank line.
 
+    The text comes from PDFium (pypdfium2), which places spaces by the glyphs' positions;
+    pypdf's extract_text reads many real PDFs (LaTeX and DocBook output with composite fonts
+    that have no space glyph, e.g. Debian's maint-guide) without any space between words.
+    pypdf still checks encryption and reads the metadata. PDFium joins a word it finds
+    hyphenated at a line end and marks the hyphen U+FFFE; the hyphen and the line break are
+    put back, and rewrap decides, as for any text, whether the hyphen stays ("Build-Conflicts")
+    or goes ("Main-" "tainers").
+
     Running headers and footers (a line among the first or last two of a page that recurs,
     digits aside, on half the pages or more, with at least three pages) and page-number lines at
     the top or bottom of a page are dropped before joining. Metadata: "page_starts", the offset
@@ -262,8 +270,8 @@ def read_pdf(data: bytes, source: str) -> Extracted:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoadError(f"{source}: the PDF is password-protected; save a decrypted copy")
-        raw_pages = [normalise_newlines(page.extract_text() or "") for page in reader.pages]
         info = reader.metadata
+        raw_pages = _pdfium_pages(data)
     except LoadError:
         raise
     except PyPdfError as exc:
@@ -282,6 +290,27 @@ def read_pdf(data: bytes, source: str) -> Extracted:
     if info is not None:
         meta.update(_pdf_info(info))
     return Extracted(text, meta)
+
+
+_PDFIUM_HYPHEN = "\ufffe"
+
+
+def _pdfium_pages(data: bytes) -> list[str]:
+    """The text of every page as PDFium lays it out, one line per visual line."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(data)
+    try:
+        pages = []
+        for page in document:
+            text_page = page.get_textpage()
+            text = text_page.get_text_range()
+            text_page.close()
+            page.close()
+            pages.append(normalise_newlines(text).replace(_PDFIUM_HYPHEN, "-\n"))
+        return pages
+    finally:
+        document.close()
 
 
 _PAGE_NUMBER = re.compile(

@@ -89,12 +89,14 @@ _ITEM = re.compile(
       | [一二三四五六七八九十百]+、                  # 一、
       | -{1,2}[A-Za-z0-9?#][\w.-]*(?:[=\[][^\s,]*)?               # option tag: -a, --all
         (?:,[ ]+-{1,2}[A-Za-z0-9?][\w.-]*(?:[=\[][^\s,]*)?)*
-        (?=[ ]{2,}\S|[ ]*$)
+        (?<!\.)(?=[ ]{2,}\S|[ ]*$)                 # ("--quiet, --verbose." ends a sentence)
     )[ \t\u3000]*""",
     re.VERBOSE,
 )
 # A short tag, two spaces or more, then text (man pages' .TP paragraphs, definition lists).
 _TAG = re.compile(r"[^\s.!?:;,]{1,24} {2,}(?=\S)")
+# A line that only names options, in a sentence that lists them ("--quiet, --verbosity.").
+_OPTION_LIST = re.compile(r"(?:-{1,2}[A-Za-z][\w-]*[,.]?[ ]+)*-{1,2}[A-Za-z][\w-]*[,.]?")
 _BULLET = re.compile(r"[-*+•·‣▪◦●○■□–—]\s")
 _STRUCTURE = re.compile(
     r"""(?:
@@ -117,9 +119,10 @@ _ITEM_STARTS = frozenset("-*+•·‣▪◦●○■□–—(（0123456789一�
 _RULE_CHARS = frozenset("-=*_~^\"'`#+.:|")
 _UNDERLINE = re.compile(r"""^[ \t]*([-=*_~^"'`#+.:])\1{2,}[ \t]*$""")
 _CODE = re.compile(r"^(?:[$#%][ ]|>>> |C:\\>)|[{}\\]$|^[{}]|\);$")
-# A whitespace-delimited token that is a word, a number, or holds a CJK character.
+# A whitespace-delimited token that is a word, a number, an option named in a list
+# ("--account," "--verbosity."), or holds a CJK character.
 _WORDS = re.compile(
-    r"""(?<!\S)(?:[(\["'“‘«「]*(?:[^\W\d_]+(?:['’.-][^\W\d_]+)*|\d+(?:[.,:]\d+)*)"""
+    r"""(?<!\S)(?:-{1,2}[A-Za-z][\w-]*[,.]|[(\["'“‘«「]*(?:[^\W\d_]+(?:['’.-][^\W\d_]+)*|\d+(?:[.,:]\d+)*)"""
     r"""[)\]"'”’»」.,;:!?…%]*|\S*[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf"""
     r"""\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]\S*)(?!\S)"""
 )
@@ -425,8 +428,10 @@ def _runs(lines: list[_Line], wrap: _Wrap) -> Iterable[tuple[int, list[_Line]]]:
 
 def _item_is_mid_sentence(previous: _Line, line: _Line, wrap: _Wrap) -> bool:
     """A "(5)", "a)" or "-i" that a full line's unfinished sentence wrapped onto this line."""
-    if not wrap.trusted or previous.fixed or previous.text[-1:] in ",;":
+    if not wrap.trusted or previous.fixed:
         return False
+    if previous.text[-1:] in ",;" and not _OPTION_LIST.fullmatch(line.text.lstrip()):
+        return False  # "(a) ...,": the next item of a list (a list of options reads on)
     body = line.text.lstrip()
     needed = previous.width + 1 + display_width(_first_unit(body))
     return needed >= wrap.column and not _TERMINATED.search(previous.text[-8:])
@@ -527,11 +532,12 @@ def _has_columns(run: list[_Line], column: int | None) -> bool:
     start at the same place on every row. Two spaces after a sentence end are neither.
     """
     streaks: dict[int, int] = {}
+    above: set[int] = set()
     gappy = shared = 0
     for line in run:
         text_start = len(line.text) - len(line.body)  # after the indent and any item marker
         if "  " not in line.body:
-            streaks, starts = {}, set()
+            streaks, above = {}, set()
             continue
         starts = {
             match.end()
@@ -542,7 +548,10 @@ def _has_columns(run: list[_Line], column: int | None) -> bool:
             return True
         streaks = {start: streaks.get(start, 0) + 1 for start in starts}
         gappy += bool(starts)
-        shared += any(count > 1 for count in streaks.values())
+        # Two rows of a table agree on most of their gaps; two justified lines, one with many
+        # widened gaps, agree on one or two by chance.
+        shared += bool(above) and 2 * len(starts & above) >= max(len(starts), len(above))
+        above = starts
         if any(count >= 3 for count in streaks.values()):
             return True
     return gappy == 2 and shared == 1
