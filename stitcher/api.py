@@ -144,10 +144,15 @@ class Stitcher:
         model_ref = resolve_model(model)
 
         def make_embedder() -> Any:
-            from stitcher.embed import document_embedder, export_onnx, onnx_export_dir
+            from stitcher.embed import (
+                document_embedder,
+                export_onnx,
+                needs_onnx_export,
+                onnx_export_dir,
+            )
 
             embedder = document_embedder(model_ref, (options or IngestOptions()).batch_size)
-            if onnx_export_dir(model_ref) is None:
+            if needs_onnx_export(model_ref) and onnx_export_dir(model_ref) is None:
                 # torch is loaded now anyway: this is the cheap moment to prepare the fast
                 # query path that `stitcher search` uses.
                 self._notice(f"exporting {model_ref.name} to ONNX for fast searches (once)")
@@ -311,8 +316,12 @@ class Stitcher:
         if latest or not (query and query.strip()):
             result = latest_search(self.store, options)
         else:
+            from stitcher.embed import model_reading
+
             embedder = self.query_embedder(model)
-            result = search(self.store, query, embedder.embed_query, options)
+            result = search(
+                self.store, query, embedder.embed_query, options, reading=model_reading(embedder)
+            )
         if extra:
             result = replace(result, extra={**result.extra, **extra})
         return result
@@ -340,7 +349,7 @@ class Stitcher:
             embedder.embed_query(query),
             keyword=query,
             limit=options.limit,
-            alpha=options.alpha,
+            alpha=DEFAULT_ALPHA if options.alpha is None else options.alpha,
             fusion=options.fusion,
             max_extend=options.max_extend,
             stitch=options.stitch,
