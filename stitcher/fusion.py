@@ -177,7 +177,11 @@ def demote_weak_hits(hits: Sequence[Hit]) -> list[Hit]:
     if not strong or len(strong) == len(hits):
         return list(hits)
     floor = min(h.score for h in strong)
-    adjusted = [
-        h if any(h is s for s in strong) else replace(h, score=h.score * floor) for h in hits
+    kept = {id(h) for h in strong}
+    # Scores are at most 1, so a demoted score is at most `floor`; on a tie (a perfect score
+    # demoted) the strong hit goes first, and later sorts (stitch.merge) keep input order.
+    ranked = [
+        (h, False) if id(h) in kept else (replace(h, score=h.score * floor), True) for h in hits
     ]
-    return sorted(adjusted, key=lambda h: -h.score)
+    ranked.sort(key=lambda pair: (-pair[0].score, pair[1]))
+    return [h for h, _ in ranked]
