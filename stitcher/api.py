@@ -428,7 +428,7 @@ class Stitcher:
         self,
         query: str | None,
         limit: int = 5,
-        alpha: float = DEFAULT_ALPHA,
+        alpha: float | None = None,
         where: Where | Sequence[str] | None = None,
         *,
         latest: bool = False,
@@ -444,7 +444,8 @@ class Stitcher:
         Args:
             query: the question or keywords (Chinese and English alike); None lists the latest.
             limit: at most this many passages.
-            alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only.
+            alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only; None
+                (default) chooses it from the query and the model (stitcher.fusion).
             where: a filter applied inside Weaviate before ranking: a `Where`, or --where
                 expressions such as ``["tags=policy", "date>=2021-01-01"]`` (all must hold).
             latest: the newest matching documents by date instead of a ranked search.
