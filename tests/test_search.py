@@ -284,7 +284,8 @@ def test_two_sided_passages_rank_before_one_sided_ones(loaded: Any) -> None:
     from stitcher.stitch import _is_heading
 
     store, embedder, _ = loaded
-    options = SearchOptions(limit=10, stitch=False)  # raw chunks: one hit, one explanation each
+    # Raw chunks: one hit, one explanation each.
+    options = SearchOptions(limit=10, stitch=False, demote_weak=True)
     result = search(store, "birds navigate stars", embedder.embed_query, options)
     # Headings are demoted too, so they may sit among the one-sided hits; leave them aside.
     sided = [one_sided(p.explain) for p in result.passages if not _is_heading(p.text.strip())]
