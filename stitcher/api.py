@@ -154,10 +154,15 @@ class Stitcher:
         model_ref = resolve_model(model)
 
         def make_embedder() -> Any:
-            from stitcher.embed import document_embedder, export_onnx, onnx_export_dir
+            from stitcher.embed import (
+                document_embedder,
+                export_onnx,
+                needs_onnx_export,
+                onnx_export_dir,
+            )
 
             embedder = document_embedder(model_ref, (options or IngestOptions()).batch_size)
-            if onnx_export_dir(model_ref) is None:
+            if needs_onnx_export(model_ref) and onnx_export_dir(model_ref) is None:
                 # torch is loaded now anyway: this is the cheap moment to prepare the fast
                 # query path that `stitcher search` uses.
                 self._notice(f"exporting {model_ref.name} to ONNX for fast searches (once)")
@@ -326,8 +331,12 @@ class Stitcher:
         if latest or not (query and query.strip()):
             result = latest_search(self.store, options)
         else:
+            from stitcher.embed import model_reading
+
             embedder = self.query_embedder(model)
-            result = search(self.store, query, embedder.embed_query, options)
+            result = search(
+                self.store, query, embedder.embed_query, options, reading=model_reading(embedder)
+            )
         if extra:
             result = replace(result, extra={**result.extra, **extra})
         return result
@@ -360,7 +369,7 @@ class Stitcher:
             embedder.embed_query,
             keyword=query,
             limit=options.limit,
-            alpha=options.alpha,
+            alpha=DEFAULT_ALPHA if options.alpha is None else options.alpha,
             fusion=options.fusion,
             max_extend=options.max_extend,
             stitch=options.stitch,
@@ -439,7 +448,7 @@ class Stitcher:
         self,
         query: str | None,
         limit: int = 5,
-        alpha: float = DEFAULT_ALPHA,
+        alpha: float | None = None,
         where: Where | Sequence[str] | None = None,
         *,
         latest: bool = False,
@@ -455,7 +464,8 @@ class Stitcher:
         Args:
             query: the question or keywords (Chinese and English alike); None lists the latest.
             limit: at most this many passages.
-            alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only.
+            alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only; None
+                (default) chooses it from the query and the model (stitcher.fusion).
             where: a filter applied inside Weaviate before ranking: a `Where`, or --where
                 expressions such as ``["tags=policy", "date>=2021-01-01"]`` (all must hold).
             latest: the newest matching documents by date instead of a ranked search.

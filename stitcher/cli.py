@@ -552,9 +552,13 @@ def search(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-k", help="Passages to return.")] = 5,
     alpha: Annotated[
-        float,
-        typer.Option(help="Weight of the vector side: 1 = vector only, 0 = keyword (BM25) only."),
-    ] = DEFAULT_ALPHA,
+        float | None,
+        typer.Option(
+            help="Weight of the vector side: 1 = vector only, 0 = keyword (BM25) only. "
+            f"Default: {DEFAULT_ALPHA}, lower when the model cannot read the query "
+            "(--explain says why)."
+        ),
+    ] = None,
     fusion: Annotated[
         str, typer.Option(help="relative (score fusion) or ranked (rank fusion).")
     ] = "relative",

