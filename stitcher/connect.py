@@ -7,9 +7,11 @@ message: exception text from the client is scrubbed and the original exception i
 from __future__ import annotations
 
 import socket
+import sys
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from stitcher import server
@@ -52,6 +54,7 @@ def connect(
         AuthenticationFailed: The server refused the key, or a key is needed and none was given.
         ServerError: The local server could not be started.
     """
+    import_weaviate()
     if settings.url is None:
         info = server.ensure_running(notice=notice)
         return _connect_custom(
@@ -87,6 +90,37 @@ def connect(
         grpc_port=settings.grpc_port or DEFAULT_GRPC_PORT,
         api_key=settings.api_key,
     )
+
+
+def import_weaviate() -> ModuleType:
+    """`import weaviate`, with pydantic building each of the client's models on first use.
+
+    Importing the client defines ~250 pydantic models (collection config, batching, generative,
+    backup, RBAC ...); building their validators up front is a fifth of its import time, and a
+    search validates only a handful. pydantic's own `defer_build` postpones that work to a
+    model's first use; it is set as the default only while the client's modules are imported,
+    so no other library's models are affected. Without that pydantic internal (another
+    pydantic version), this is a plain import.
+    """
+    if "weaviate" in sys.modules:
+        return sys.modules["weaviate"]
+    try:
+        from pydantic._internal import _config
+
+        config_defaults: Any = _config.config_defaults
+    except (ImportError, AttributeError):  # another pydantic: just slower
+        config_defaults = None
+    if not isinstance(config_defaults, dict) or "defer_build" not in config_defaults:
+        import weaviate
+
+        return weaviate
+    previous = config_defaults["defer_build"]
+    config_defaults["defer_build"] = True
+    try:
+        import weaviate
+    finally:
+        config_defaults["defer_build"] = previous
+    return weaviate
 
 
 def _additional_config() -> object:
