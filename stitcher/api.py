@@ -17,13 +17,13 @@ from stitcher.config import (
 )
 from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch
 from stitcher.filters import Condition, Where
-from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary
 from stitcher.models import CollectionSettings, Passage
 from stitcher.search import SearchOptions, SearchResult
 
 if TYPE_CHECKING:
     from stitcher.docmatch import DocumentName
     from stitcher.embed import Embedder, ModelRef
+    from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary
     from stitcher.store.weaviate import WeaviateStore
 
 Notice = Callable[[str], None]
@@ -139,7 +139,7 @@ class Stitcher:
         A dry run reads only and takes no lock.
         """
         from stitcher.embed import resolve_model
-        from stitcher.ingest import ingest
+        from stitcher.ingest import IngestOptions, ingest
 
         model_ref = resolve_model(model)
 
