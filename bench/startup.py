@@ -140,6 +140,7 @@ def main() -> None:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     ratios = [a / b for a, b in zip(walls["after"], walls["before"], strict=True)]
+    cpu_ratios = [a / b for a, b in zip(cpus["after"], cpus["before"], strict=True)]
     result: dict[str, Any] = {
         "command": f"stitcher search {args.query!r} --collection {COLLECTION}",
         "before": args.before,
@@ -149,6 +150,7 @@ def main() -> None:
         "wall_s": {side: summary(values) for side, values in walls.items()},
         "cpu_s": {side: summary(values) for side, values in cpus.items()},
         "ratio_after_before_wall": summary(ratios),
+        "ratio_after_before_cpu": summary(cpu_ratios),
     }
     print(f"{args.runs} runs per side, load average {result['load_average']}")
     print("| code | wall median (min–max) | CPU user+sys median (min–max) |")
@@ -160,10 +162,10 @@ def main() -> None:
             f"| {label} | {w['median']:.2f} s ({w['min']:.2f}–{w['max']:.2f}) "
             f"| {c['median']:.2f} s ({c['min']:.2f}–{c['max']:.2f}) |"
         )
-    r = result["ratio_after_before_wall"]
-    print(
-        f"wall after/before, pair by pair: median {r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})"
-    )
+    for figure in ("wall", "cpu"):
+        r = result[f"ratio_after_before_{figure}"]
+        spread = f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})"
+        print(f"{figure} after/before, pair by pair: median {spread}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
