@@ -54,7 +54,6 @@ def connect(
         AuthenticationFailed: The server refused the key, or a key is needed and none was given.
         ServerError: The local server could not be started.
     """
-    import_weaviate()
     if settings.url is None:
         info = server.ensure_running(notice=notice)
         return _connect_custom(
@@ -135,6 +134,7 @@ def _connect_custom(
     *, url: str, host: str, http_port: int, secure: bool, grpc_port: int, api_key: str | None
 ) -> weaviate.WeaviateClient:
     _preflight(url)
+    import_weaviate()  # first: it decides how the client's modules are loaded
     import weaviate
     from weaviate.classes.init import Auth
 
@@ -158,6 +158,7 @@ def _connect_custom(
 
 
 def _connect_cloud(url: str, api_key: str | None) -> weaviate.WeaviateClient:
+    import_weaviate()  # first: it decides how the client's modules are loaded
     import weaviate
     from weaviate.classes.init import Auth
 
