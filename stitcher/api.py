@@ -17,13 +17,13 @@ from stitcher.config import (
 )
 from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch
 from stitcher.filters import Condition, Where
-from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary
 from stitcher.models import CollectionSettings, Passage
 from stitcher.search import SearchOptions, SearchResult
 
 if TYPE_CHECKING:
     from stitcher.docmatch import DocumentName
     from stitcher.embed import Embedder, ModelRef
+    from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary
     from stitcher.store.weaviate import WeaviateStore
 
 Notice = Callable[[str], None]
@@ -147,7 +147,7 @@ class Stitcher:
         """
         from stitcher.config import stitcher_home
         from stitcher.embed import resolve_model
-        from stitcher.ingest import ingest
+        from stitcher.ingest import IngestOptions, ingest
         from stitcher.locks import lock_key
         from stitcher.memo import LoadMemo
 

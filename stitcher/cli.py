@@ -603,7 +603,6 @@ def search(
     grpc_port: GrpcOpt = None,
 ) -> None:
     """Hybrid (BM25 + vector) search; every hit is stitched into whole sentences."""
-    from stitcher import render
     from stitcher.api import SqlJoin
     from stitcher.errors import UsageError
     from stitcher.search import SearchOptions
@@ -651,6 +650,8 @@ def search(
     if as_json:
         typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False, default=str))
     else:
+        from stitcher import render  # rich's panels: not loaded for --json and --queries
+
         render.search_results(_out(), result, explain=explain)
 
 

@@ -7,9 +7,11 @@ message: exception text from the client is scrubbed and the original exception i
 from __future__ import annotations
 
 import socket
+import sys
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from stitcher import server
@@ -89,6 +91,37 @@ def connect(
     )
 
 
+def import_weaviate() -> ModuleType:
+    """`import weaviate`, with pydantic building each of the client's models on first use.
+
+    Importing the client defines ~250 pydantic models (collection config, batching, generative,
+    backup, RBAC ...); building their validators up front is a fifth of its import time, and a
+    search validates only a handful. pydantic's own `defer_build` postpones that work to a
+    model's first use; it is set as the default only while the client's modules are imported,
+    so no other library's models are affected. Without that pydantic internal (another
+    pydantic version), this is a plain import.
+    """
+    if "weaviate" in sys.modules:
+        return sys.modules["weaviate"]
+    try:
+        from pydantic._internal import _config
+
+        config_defaults: Any = _config.config_defaults
+    except (ImportError, AttributeError):  # another pydantic: just slower
+        config_defaults = None
+    if not isinstance(config_defaults, dict) or "defer_build" not in config_defaults:
+        import weaviate
+
+        return weaviate
+    previous = config_defaults["defer_build"]
+    config_defaults["defer_build"] = True
+    try:
+        import weaviate
+    finally:
+        config_defaults["defer_build"] = previous
+    return weaviate
+
+
 def _additional_config() -> object:
     from weaviate.classes.init import AdditionalConfig, Timeout
 
@@ -101,6 +134,7 @@ def _connect_custom(
     *, url: str, host: str, http_port: int, secure: bool, grpc_port: int, api_key: str | None
 ) -> weaviate.WeaviateClient:
     _preflight(url)
+    import_weaviate()  # first: it decides how the client's modules are loaded
     import weaviate
     from weaviate.classes.init import Auth
 
@@ -124,6 +158,7 @@ def _connect_custom(
 
 
 def _connect_cloud(url: str, api_key: str | None) -> weaviate.WeaviateClient:
+    import_weaviate()  # first: it decides how the client's modules are loaded
     import weaviate
     from weaviate.classes.init import Auth
 
