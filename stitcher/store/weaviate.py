@@ -26,7 +26,7 @@ from stitcher.errors import (
     UsageError,
     WriteFailed,
 )
-from stitcher.faults import classify, is_transient, server_fault
+from stitcher.faults import ServerTimeout, classify, is_transient, server_fault
 from stitcher.filters import Where
 from stitcher.models import (
     ChunkRecord,
@@ -191,6 +191,19 @@ class WeaviateStore:
                 classify(error), url=self.url, doing=doing, collection=self._name
             ) from None
 
+    def _call_aggregate(self, doing: str, action: Callable[[], T]) -> T:
+        """`_call` for aggregations, which take no consistency level.
+
+        Weaviate sends an aggregation to one replica of each shard; right after a node dies it
+        may pick that node's and wait out the whole query timeout (measured on 1.38: 60 s, once)
+        while searches and fetches at QUORUM go on. By then gossip has marked the node dead, so
+        one more attempt reaches a live replica.
+        """
+        try:
+            return self._call(doing, action)
+        except ServerTimeout:
+            return self._call(doing, action)
+
     def exists(self) -> bool:
         """Whether the collection exists."""
         return bool(self._call("reading", lambda: self._client.collections.exists(self._name)))
@@ -307,7 +320,7 @@ class WeaviateStore:
     def count(self) -> int:
         """Number of chunk objects."""
         self._require()
-        result = self._call(
+        result = self._call_aggregate(
             "counting", lambda: self._collection.aggregate.over_all(total_count=True)
         )
         return int(result.total_count or 0)
@@ -325,7 +338,9 @@ class WeaviateStore:
         if total == 0:
             return {}
         self._load_extras()
-        grouped = self._call("listing documents", lambda: self._documents_by_aggregate(total))
+        grouped = self._call_aggregate(
+            "listing documents", lambda: self._documents_by_aggregate(total)
+        )
         if grouped is not None:
             return grouped
         return self._call("listing documents", self._documents_by_walk)
