@@ -52,8 +52,8 @@ def http_status(port: int, path: str, key: str | None) -> int:
         return int(error.code)
 
 
-def grpc_search_code(port: int, key: str | None) -> Any:
-    """The status code of a raw gRPC Search (no client library in between)."""
+def grpc_search(port: int, key: str | None) -> tuple[Any, str]:
+    """Status code and details of a raw gRPC Search (no client library in between)."""
     import grpc
     from weaviate.proto.v1 import search_get_pb2, weaviate_pb2_grpc
 
@@ -67,8 +67,17 @@ def grpc_search_code(port: int, key: str | None) -> Any:
                 timeout=10,
             )
         except grpc.RpcError as error:
-            return error.code()
-    return grpc.StatusCode.OK
+            return error.code(), str(error.details())
+    return grpc.StatusCode.OK, ""
+
+
+def refused_for_the_key(answer: tuple[Any, str]) -> bool:
+    """Weaviate 1.38 answers a missing or wrong key with status UNKNOWN and "extract auth:
+    unauthorized: invalid api key" (not UNAUTHENTICATED); either form counts as refused."""
+    import grpc
+
+    code, details = answer
+    return code == grpc.StatusCode.UNAUTHENTICATED or "invalid api key" in details
 
 
 def endpoints(info: server.ServerInfo) -> list[tuple[int, int]]:
@@ -101,11 +110,13 @@ def test_grpc_refuses_requests_without_the_key(deployment: server.ServerInfo) ->
 
     key = deployment.api_key()
     for _http, grpc_port in endpoints(deployment):
-        assert grpc_search_code(grpc_port, None) == grpc.StatusCode.UNAUTHENTICATED
-        assert grpc_search_code(grpc_port, "not-the-key") == grpc.StatusCode.UNAUTHENTICATED
-        # With the key the request gets past authentication (and fails on the missing
-        # collection instead), so the refusal above was about the key.
-        assert grpc_search_code(grpc_port, key) != grpc.StatusCode.UNAUTHENTICATED
+        assert refused_for_the_key(grpc_search(grpc_port, None))
+        assert refused_for_the_key(grpc_search(grpc_port, "not-the-key"))
+        # With the key the same request gets past authentication (and fails on the missing
+        # collection instead), so the refusals above were about the key.
+        with_key = grpc_search(grpc_port, key)
+        assert not refused_for_the_key(with_key)
+        assert with_key[0] != grpc.StatusCode.OK and "NoSuchCollection" in with_key[1]
 
 
 # --- where the key must not appear ---------------------------------------------------------------
