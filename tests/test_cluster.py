@@ -461,3 +461,49 @@ def test_a_node_killed_between_write_and_delete_never_loses_the_document(
         assert any(r.doc_id == changing.doc_id for r in _all_records(through_victim))
     finally:
         victim_client.close()
+
+
+# --- pure logic: the nodes' settings and the layouts of a home (no server) ---------------------
+
+
+def test_cluster_nodes_bootstrap_together_with_their_own_data() -> None:
+    home = Path("/tmp/home")
+    taken: set[int] = set()
+    peers = [server._choose_free_ports(taken) for _ in range(3)]
+    environments = [server.cluster_node_environment(home, i, peers, "k3y") for i in range(3)]
+    names = [server.cluster_node_name(i) for i in range(3)]
+    raft_join = ",".join(f"{name}:{ports.raft}" for name, ports in zip(names, peers, strict=True))
+    for index, environment in enumerate(environments):
+        assert environment["CLUSTER_HOSTNAME"] == names[index]
+        assert environment["RAFT_BOOTSTRAP_EXPECT"] == "3"
+        assert environment["RAFT_JOIN"] == raft_join
+        assert environment["RAFT_PORT"] == str(peers[index].raft)
+        assert environment["GRPC_PORT"] == str(peers[index].grpc)
+        assert environment["AUTHENTICATION_APIKEY_ALLOWED_KEYS"] == "k3y"
+        assert environment["AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED"] == "false"
+        expected_join = None if index == 0 else f"127.0.0.1:{peers[0].gossip}"
+        assert environment.get("CLUSTER_JOIN") == expected_join
+    assert len({e["PERSISTENCE_DATA_PATH"] for e in environments}) == 3
+    every_port = [port for ports in peers for port in (*ports.named().values(),)]
+    assert len(set(every_port)) == len(every_port)  # raft internal (raft + 1) included
+    assert "k3y" not in " ".join(server.server_command(Path("weaviate-server"), peers[0].http))
+
+
+def test_a_home_keeps_its_layout(tmp_path: Path) -> None:
+    single = tmp_path / "single"
+    (single / server.DATA_DIR / "raft").mkdir(parents=True)
+    with pytest.raises(server.ServerError, match="cannot become a cluster node"):
+        server.start(single, nodes=3)
+    clustered = tmp_path / "clustered"
+    (clustered / server.NODES_DIR / "stitcher-0").mkdir(parents=True)
+    with pytest.raises(server.ServerError, match="holds the data of a local cluster"):
+        server.start(clustered, nodes=1)
+    recorded = tmp_path / "recorded"
+    recorded.mkdir()
+    nodes = [server._Node(i, server._choose_free_ports(), None) for i in range(3)]
+    server._write_state(recorded, server._nodes_to_state(nodes))
+    with pytest.raises(server.ServerError, match="cannot grow or shrink"):
+        server.start(recorded, nodes=5)
+    assert server.status(recorded).state == "stopped"
+    assert len(server.status(recorded).nodes) == 3
+    assert server.stop(recorded) is False
