@@ -304,6 +304,16 @@ def test_explicit_factor_and_consistency_one(client: Any, corpus: Path) -> None:
     assert store.count() == summary.chunks_written > 0
 
 
+def test_a_single_node_refuses_a_second_replica(
+    weaviate_server: server.ServerInfo, corpus: Path
+) -> None:
+    refused = run_cli(
+        weaviate_server.home, "ingest", str(corpus), "-c", "TwoOnOne", "--replication-factor", "2"
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert "--replication-factor 2 is more than the 1 node of" in refused.stderr
+
+
 def test_an_unknown_consistency_is_a_usage_error(cluster_home: Path) -> None:
     refused = run_cli(cluster_home, "stats", "-c", "ClusterClean", "--consistency", "most")
     assert refused.returncode == 2
@@ -348,11 +358,20 @@ def test_a_restarted_node_catches_up_for_reads_with_consistency_one(
 ) -> None:
     store, victim, _summary = killed_during_ingest
     expected = stored_chunks(clean)
+    restarting = time.monotonic()
     restart_killed(cluster_home)
     started = time.monotonic()
     victim_client = connect_node(cluster_home, victim)
     try:
         through_victim = WeaviateStore(victim_client, store.name, consistency="one")
+        victim_name = node_statuses(cluster_home)[victim].name
+        local = sum(
+            shard.object_count
+            for node in victim_client.cluster.nodes(collection=store.name, output="verbose")
+            if node.name == victim_name
+            for shard in node.shards or []
+        )
+        print(f"\nnode {victim} holds {local} objects locally once ready (/v1/nodes)")
         seen: set[tuple[Any, ...]] = set()
         while time.monotonic() - started < CATCH_UP_LIMIT:
             seen = stored_chunks(through_victim)
@@ -361,8 +380,8 @@ def test_a_restarted_node_catches_up_for_reads_with_consistency_one(
             time.sleep(1.0)
         elapsed = time.monotonic() - started
         print(
-            f"\nnode {victim} answered ONE reads completely {elapsed:.1f} s after its restart "
-            f"({len(expected)} chunks)"
+            f"\nnode {victim} answered ONE reads completely {elapsed:.1f} s after it was ready "
+            f"again ({started - restarting:.1f} s after its restart began; {len(expected)} chunks)"
         )
         assert seen == expected, f"{len(expected - seen)} chunks still missing on node {victim}"
     finally:
