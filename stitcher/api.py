@@ -61,6 +61,10 @@ class Stitcher:
         notice: called with one-line notices (server started, no ONNX export yet, ...).
         profile: the stitcher.toml profile for what url/api_key/grpc_port leave open (else
             ``$STITCHER_PROFILE``, else the files' default_profile).
+        replication_factor: replicas of a collection that `ingest` creates (None: 1 on one
+            node, 3 on a cluster); refused when above the nodes or unlike an existing one's.
+        consistency: "one", "quorum" (default) or "all": replicas that must answer every read,
+            write and delete.
 
     Use it as a context manager, or call `close()`::
 
@@ -79,8 +83,15 @@ class Stitcher:
         grpc_port: int | None = None,
         notice: Notice | None = None,
         profile: str | None = None,
+        replication_factor: int | None = None,
+        consistency: str = "quorum",
     ) -> None:
         from stitcher.ids import canonical_collection_name
+
+        # Replicas of a collection this instance creates (None: 1 on one node, 3 on a cluster)
+        # and replicas that must answer each read/write/delete (stitcher.store.weaviate).
+        self._replication_factor = replication_factor
+        self._consistency = consistency
 
         self.connection: ConnectionSettings = connection_settings(
             url, api_key, grpc_port, profile=profile
@@ -109,7 +120,12 @@ class Stitcher:
         if self._store is None:
             from stitcher.store.weaviate import WeaviateStore
 
-            self._store = WeaviateStore(self.client, self.collection)
+            self._store = WeaviateStore(
+                self.client,
+                self.collection,
+                replication_factor=self._replication_factor,
+                consistency=self._consistency,
+            )
         return self._store
 
     def close(self) -> None:
@@ -174,6 +190,7 @@ class Stitcher:
             return embedder
 
         options = options or IngestOptions()
+        self.store.check_replication()  # a factor that cannot be honoured fails before any work
         memo = None
         if not reread:
             key = lock_key(self.connection, self.collection)
@@ -439,6 +456,7 @@ class Stitcher:
             "dimension": settings.dimension,
             "chunk_size": settings.chunk_size,
             "chunk_overlap": settings.chunk_overlap,
+            **self.store.replication(),
             "sources": {
                 d.source: d.chunk_count for d in sorted(documents.values(), key=lambda d: d.source)
             },

@@ -182,9 +182,34 @@ def _error_line(message: str) -> Text:
     return Text.assemble(("error:", "red"), " ", message)
 
 
+ConsistencyOpt = Annotated[
+    str,
+    typer.Option(
+        "--consistency",
+        help="Replicas that must answer each read, write and delete: one, quorum or all.",
+        case_sensitive=False,
+    ),
+]
+ReplicationOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--replication-factor",
+        min=1,
+        help="Replicas of a new collection (default: 1 on one node, 3 on a cluster); must "
+        "match an existing collection's.",
+    ),
+]
+
+
 @contextmanager
 def _stitcher(
-    url: str | None, api_key: str | None, grpc_port: int | None, collection: str
+    url: str | None,
+    api_key: str | None,
+    grpc_port: int | None,
+    collection: str,
+    *,
+    consistency: str = "quorum",
+    replication_factor: int | None = None,
 ) -> Iterator[Stitcher]:
     from stitcher.api import Stitcher
 
@@ -196,6 +221,8 @@ def _stitcher(
         grpc_port=grpc_port,
         notice=lambda m: err.print(m),
         profile=_profile.name,
+        replication_factor=replication_factor,
+        consistency=consistency,
     ) as s:
         yield s
 
@@ -314,22 +341,36 @@ def server_install() -> None:
 
 
 @server_app.command("start")
-def server_start() -> None:
+def server_start(
+    nodes: Annotated[
+        int | None,
+        typer.Option(
+            "--nodes",
+            min=1,
+            help="Nodes: 1, or a local replicated cluster (e.g. 3) on loopback ports. "
+            "Default: what this home already runs, else 1.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for readiness (a cluster: all nodes + leader).")
+    ] = 120,
+) -> None:
     """Start the local server (no-op when it is running) and print its URL."""
     from stitcher import server
 
     err = _err()
-    info = server.start(notice=lambda m: err.print(m))
+    info = server.start(notice=lambda m: err.print(m), nodes=nodes, timeout=timeout)
     typer.echo(info.url)
+    what = f"{info.node_count}-node cluster, entry node" if info.node_count > 1 else "running"
     err.print(
-        f"Weaviate {info.version} running (pid {info.pid}, gRPC port {info.grpc_port}, "
+        f"Weaviate {info.version} {what} (pid {info.pid}, gRPC port {info.grpc_port}, "
         f"data in {info.data_path})"
     )
 
 
 @server_app.command("stop")
 def server_stop() -> None:
-    """Stop the local server."""
+    """Stop the local server (every node of a local cluster)."""
     from stitcher import server
 
     stopped = server.stop()
@@ -347,9 +388,9 @@ def server_status(as_json: JsonOpt = False) -> None:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
     else:
         render.server_status(_out(), data)
-    if state.state == "stale":
+    if state.state in ("stale", "degraded"):
         # A script polling the status must not take a dead server for a healthy one.
-        _errors().print(_error_line(f"the local server is stale: {state.detail}"))
+        _errors().print(_error_line(f"the local server is {state.state}: {state.detail}"))
         raise typer.Exit(ExitStatus.FAILED)
 
 
@@ -476,6 +517,8 @@ def ingest(
         ),
     ] = False,
     as_json: JsonOpt = False,
+    replication_factor: ReplicationOpt = None,
+    consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
@@ -501,7 +544,17 @@ def ingest(
     err = _err()
     live = err.is_terminal and not _OUTPUT.quiet
     display = render.IngestDisplay(err) if live else render.QuietDisplay(err)
-    with _stitcher(url, api_key, grpc_port, collection) as s, display:
+    with (
+        _stitcher(
+            url,
+            api_key,
+            grpc_port,
+            collection,
+            consistency=consistency,
+            replication_factor=replication_factor,
+        ) as s,
+        display,
+    ):
         summary = s.ingest(
             paths,
             model=model,
@@ -598,6 +651,7 @@ def search(
         bool, typer.Option(help="Show how the keyword and vector sides made each score.")
     ] = False,
     model: ModelOpt = None,
+    consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
@@ -622,7 +676,7 @@ def search(
     )
     options.validate()
     sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    with _stitcher(url, api_key, grpc_port, collection, consistency=consistency) as s:
         if queries is not None:
             with ExitStack() as stack:
                 lines = (
@@ -679,14 +733,15 @@ def fields(
 def stats(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     as_json: JsonOpt = False,
+    consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Documents, chunks and per-source counts of a collection."""
+    """Documents, chunks, per-source counts, replication factor and each shard's nodes."""
     from stitcher import render
 
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    with _stitcher(url, api_key, grpc_port, collection, consistency=consistency) as s:
         data = s.stats()
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False))

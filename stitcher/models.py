@@ -166,6 +166,9 @@ class CollectionSettings:
     chunk_overlap: int
     segmenter: str = "rjieba"
     layout: str = "stitcher/1"
+    #: Copies of each shard the server keeps (Weaviate cannot change it on a collection later);
+    #: collections recorded before it existed read back as 1.
+    replication_factor: int = 1
 
     def differences(self, other: CollectionSettings) -> list[str]:
         """Human-readable list of fields that differ, e.g. ["model: a != b"]."""

@@ -80,6 +80,8 @@ def server_status(console: Console, status: dict[str, Any]) -> None:
     """`stitcher server status` as a small table."""
     table = Table(show_header=False, box=None)
     for key, value in status.items():
+        if key == "nodes":
+            continue  # a table of its own below
         if key == "collections" and isinstance(value, list):
             value = ", ".join(f"{c['name']} ({c['objects']} objects)" for c in value) or "none"
         if key == "gse_dictionary_dir":
@@ -87,6 +89,19 @@ def server_status(console: Console, status: dict[str, Any]) -> None:
             value = value or "missing (the server's gse_ch tokenizer would index nothing)"
         table.add_row(Text(str(key), style="bold"), Text(str(value)))
     console.print(table)
+    nodes = status.get("nodes") or []
+    if nodes:
+        node_table = Table("node", "pid", "REST", "gRPC", "gossip", "raft", "ready", "version")
+        for node in nodes:
+            node_table.add_row(
+                *(
+                    Text(str(node.get(key) if node.get(key) is not None else "-"))
+                    for key in ("name", "pid", "http_port", "grpc_port", "gossip_port", "raft_port")
+                ),
+                Text("yes" if node.get("ready") else f"no ({node.get('detail')})"),
+                Text(str(node.get("version") or "-")),
+            )
+        console.print(node_table)
 
 
 def key_value_table(console: Console, title: str, rows: Sequence[tuple[str, Any]]) -> None:
@@ -107,8 +122,14 @@ def fields_table(console: Console, fields: Sequence[Any]) -> None:
 
 def stats_table(console: Console, stats: dict[str, Any]) -> None:
     """`stitcher stats`: the totals, then chunks per source."""
-    head = [(k, v) for k, v in stats.items() if k != "sources"]
+    head = [(k, v) for k, v in stats.items() if k not in ("sources", "shards")]
     key_value_table(console, stats["collection"], head)
+    shards = stats.get("shards") or {}
+    if shards:
+        shard_table = Table("shard", "nodes")
+        for shard, nodes in shards.items():
+            shard_table.add_row(Text(str(shard)), Text(", ".join(map(str, nodes))))
+        console.print(shard_table)
     table = Table("source", "chunks")
     for source, count in stats["sources"].items():
         table.add_row(Text(str(source)), Text(str(count)))

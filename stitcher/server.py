@@ -7,6 +7,10 @@ Layout of a home:
     weaviate.log  the server's stdout and stderr
     data/         PERSISTENCE_DATA_PATH
 
+A home may instead hold a local cluster (`start(home, nodes=3)`): then server.json lists every
+node under "nodes", and each node keeps its data and log under nodes/<name>/. The API key is
+shared. A home holds one or the other, never both: raft remembers node names in the data.
+
 The server binds REST to 127.0.0.1, but gRPC and the cluster data port listen on every interface
 whatever the flags say, which is why API-key authentication is always on.
 
@@ -57,7 +61,13 @@ LOG_ROTATE_BYTES = 20 * 1024 * 1024
 PORT_RELEASE_GRACE = 5.0
 
 Notice = Callable[[str], None]
-ServerState = Literal["running", "stopped", "stale"]
+ServerState = Literal["running", "degraded", "stopped", "stale"]
+
+#: Where the nodes of a local cluster keep their data and logs: home/nodes/<name>/.
+NODES_DIR = "nodes"
+#: Seconds raft's timeouts are multiplied by on a local cluster. 1 (as for a lone node) makes
+#: elections flap when the machine is busy; Weaviate's default of 5 makes a restart slow.
+CLUSTER_RAFT_TIMEOUTS_MULTIPLIER = 2
 
 # Popen objects of servers this process started, so stop() can reap them (no zombies in
 # long-lived processes such as a test session) and no ResourceWarning fires on garbage collection.
@@ -104,6 +114,8 @@ class ServerInfo:
     data_path: Path
     api_key_file: Path
     log_file: Path
+    #: Nodes of the local deployment; url and ports above are those of node 0, the entry node.
+    node_count: int = 1
 
     def api_key(self) -> str:
         """The server's API key, read from `api_key_file`."""
@@ -119,6 +131,34 @@ class CollectionCount:
 
 
 @dataclass(frozen=True)
+class NodeStatus:
+    """One node of a local deployment as `status()` found it."""
+
+    name: str
+    pid: int | None
+    ports: Ports
+    ready: bool
+    version: str | None
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready summary of the node."""
+        return {
+            "name": self.name,
+            "pid": self.pid,
+            "url": _url(self.ports.http),
+            "http_port": self.ports.http,
+            "grpc_port": self.ports.grpc,
+            "gossip_port": self.ports.gossip,
+            "data_port": self.ports.data,
+            "raft_port": self.ports.raft,
+            "ready": self.ready,
+            "version": self.version,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
 class ServerStatus:
     """What `status()` found under a home."""
 
@@ -131,6 +171,10 @@ class ServerStatus:
     gse_dictionary_dir: Path | None = None
     detail: str = ""
     ports: Ports | None = field(default=None, repr=False)
+    #: Every node of a cluster (empty for a single node, whose fields are the ones above).
+    nodes: tuple[NodeStatus, ...] = ()
+    #: The raft leader's node name, when a cluster has one.
+    leader: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready summary (paths as strings; the API key's path, never the key)."""
@@ -145,11 +189,14 @@ class ServerStatus:
             "grpc_port": ports.grpc if ports else None,
             "pid": info.pid if info else None,
             "version": self.version,
-            "data_path": str(self.home / DATA_DIR),
+            "data_path": str(self.home / (NODES_DIR if self.nodes else DATA_DIR)),
             "api_key_file": str(self.home / API_KEY_FILE),
             "log_file": str(self.log_file),
             "gse_dictionary_dir": str(self.gse_dictionary_dir) if self.gse_dictionary_dir else None,
             "collections": [{"name": c.name, "objects": c.objects} for c in self.collections],
+            "node_count": len(self.nodes) or 1,
+            "leader": self.leader,
+            "nodes": [node.to_json() for node in self.nodes],
         }
 
 
@@ -195,6 +242,38 @@ def server_environment(home: Path, ports: Ports, api_key: str) -> dict[str, str]
     }
 
 
+def cluster_node_name(index: int) -> str:
+    """Name of node `index` of a local cluster (raft remembers it: never change it)."""
+    return f"{NODE_NAME}-{index}"
+
+
+def cluster_node_environment(
+    home: Path, index: int, peers: list[Ports], api_key: str
+) -> dict[str, str]:
+    """The settings of node `index` of a local cluster whose nodes listen on `peers`.
+
+    The single-node settings, with per-node data, raft bootstrapped by all nodes together
+    (RAFT_JOIN names every node, RAFT_BOOTSTRAP_EXPECT their number) and gossip joined through
+    node 0.
+    """
+    environment = server_environment(home, peers[index], api_key)
+    name = cluster_node_name(index)
+    environment.update(
+        {
+            "PERSISTENCE_DATA_PATH": str(_node_home(home, index) / DATA_DIR),
+            "CLUSTER_HOSTNAME": name,
+            "RAFT_BOOTSTRAP_EXPECT": str(len(peers)),
+            "RAFT_JOIN": ",".join(
+                f"{cluster_node_name(i)}:{ports.raft}" for i, ports in enumerate(peers)
+            ),
+            "RAFT_TIMEOUTS_MULTIPLIER": str(CLUSTER_RAFT_TIMEOUTS_MULTIPLIER),
+        }
+    )
+    if index > 0:
+        environment["CLUSTER_JOIN"] = f"127.0.0.1:{peers[0].gossip}"
+    return environment
+
+
 def server_command(binary: Path, http_port: int) -> list[str]:
     """Command line of the server: plain HTTP on loopback, long timeouts for big batches."""
     return [
@@ -214,18 +293,25 @@ def server_command(binary: Path, http_port: int) -> list[str]:
 
 
 def start(
-    home: Path | None = None, *, timeout: float = 60, notice: Notice | None = None
+    home: Path | None = None,
+    *,
+    timeout: float = 60,
+    notice: Notice | None = None,
+    nodes: int | None = None,
 ) -> ServerInfo:
     """Start the local server under `home`, or return it when it is already running.
 
     Safe to call from several processes at once: exactly one server starts. Stale state (a dead
     pid, a pid that now belongs to another program, a server that stopped answering) is reported
-    through `notice` and replaced, never reused silently.
+    through `notice` and replaced, never reused silently. On a cluster, nodes that are running
+    are kept and the others (re)started on their recorded ports and data.
 
     Args:
         home: The server's home directory (default: config.stitcher_home()).
         timeout: Seconds to wait for the server to become ready.
         notice: Called with one-line messages about stale state that was cleaned up.
+        nodes: 1 for a single node, more for a local cluster (every node ready and a raft
+            leader elected before this returns); default: what the home already holds, else 1.
 
     Returns:
         The running server.
@@ -236,8 +322,13 @@ def start(
     """
     home = _resolve_home(home)
     say = notice or (lambda _message: None)
+    if nodes is not None and nodes < 1:
+        raise ServerError(f"--nodes must be at least 1, not {nodes}")
     with _locked(home, timeout + 30):
         state = _read_state(home)
+        wanted = _node_count_to_start(home, state, nodes)
+        if wanted > 1:
+            return _start_cluster_locked(home, state, wanted, timeout, say)
         ports = _ports_from_state(state)
         pid = state.get("pid")
         if isinstance(pid, int) and ports is not None:
@@ -266,6 +357,9 @@ def ensure_running(
     home = _resolve_home(home)
     # Lock-free fast path: most calls find the server up and should not queue behind a start.
     state = _read_state(home)
+    if _is_cluster_state(state):
+        running = _running_cluster_entry(home, state, notice or (lambda _message: None))
+        return running or start(home, timeout=timeout, notice=notice)
     ports = _ports_from_state(state)
     pid = state.get("pid")
     if isinstance(pid, int) and ports is not None and _is_our_server(pid, ports.http):
@@ -290,6 +384,8 @@ def stop(home: Path | None = None, timeout: float = 30) -> bool:
     home = _resolve_home(home)
     with _locked(home, timeout + 90):
         state = _read_state(home)
+        if _is_cluster_state(state):
+            return _stop_cluster_locked(home, state, timeout)
         ports = _ports_from_state(state)
         pid = state.get("pid")
         if not isinstance(pid, int):
@@ -308,12 +404,15 @@ def status(home: Path | None = None) -> ServerStatus:
     Returns:
         state "running" (answering with its key), "stopped" (nothing recorded or cleanly
         stopped) or "stale" (a pid is recorded but its process is gone, is another program, or
-        does not answer); with version and per-collection object counts when running.
+        does not answer); with version and per-collection object counts when running. For a
+        cluster, every node's state, and "degraded" when some but not all nodes are running.
     """
     home = _resolve_home(home)
     log_file = home / LOG_FILE
     gse = provision.gse_dictionary_dir()
     state = _read_state(home)
+    if _is_cluster_state(state):
+        return _cluster_status(home, state, gse)
     ports = _ports_from_state(state)
     pid = state.get("pid")
     if not isinstance(pid, int) or ports is None:
@@ -420,24 +519,7 @@ def _start_locked(home: Path, ports: Ports | None, timeout: float) -> ServerInfo
     environment = {name: os.environ[name] for name in INHERITED_ENVIRONMENT if name in os.environ}
     environment.update(server_environment(home, ports, api_key))
     log_file = home / LOG_FILE
-    _rotate_log(log_file)
-    with log_file.open("ab") as log:
-        log.write(f"\n--- stitcher: starting {binary} at {_now()} ---\n".encode())
-        log.flush()
-        try:
-            process = subprocess.Popen(
-                server_command(binary, ports.http),
-                cwd=home,
-                env=environment,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as error:
-            raise ServerError(f"Could not run {binary}: {error.strerror}") from None
-    _children[process.pid] = process
+    process = _spawn(binary, ports.http, home, environment, log_file)
     _write_state(
         home,
         {
@@ -458,6 +540,34 @@ def _start_locked(home: Path, ports: Ports | None, timeout: float) -> ServerInfo
         raise ServerError(f"Weaviate {what}; see {log_file}. Last log lines: {last_lines}")
     _write_state(home, {**_read_state(home), "version": version})
     return _info(home, ports, process.pid, version)
+
+
+def _spawn(
+    binary: Path, http_port: int, cwd: Path, environment: dict[str, str], log_file: Path
+) -> subprocess.Popen[bytes]:
+    """Run one weaviate-server in its own session, appending its output to `log_file`.
+
+    The API key travels in the environment only, never on the command line (`ps` shows that).
+    """
+    _rotate_log(log_file)
+    with log_file.open("ab") as log:
+        log.write(f"\n--- stitcher: starting {binary} at {_now()} ---\n".encode())
+        log.flush()
+        try:
+            process = subprocess.Popen(
+                server_command(binary, http_port),
+                cwd=cwd,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as error:
+            raise ServerError(f"Could not run {binary}: {error.strerror}") from None
+    _children[process.pid] = process
+    return process
 
 
 def _wait_until_ready(
@@ -525,6 +635,296 @@ def _collection_counts(http_port: int, api_key: str) -> tuple[CollectionCount, .
                     if isinstance(count, int):
                         counts[name] = count
     return tuple(CollectionCount(name, counts.get(name)) for name in sorted(names))
+
+
+# --- a local cluster ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Node:
+    """One node of a local cluster as server.json records it."""
+
+    index: int
+    ports: Ports
+    pid: int | None
+
+    @property
+    def name(self) -> str:
+        return cluster_node_name(self.index)
+
+
+def _is_cluster_state(state: dict[str, Any]) -> bool:
+    return isinstance(state.get("nodes"), list)
+
+
+def _nodes_from_state(state: dict[str, Any]) -> list[_Node]:
+    found = []
+    for index, entry in enumerate(state.get("nodes") or []):
+        ports = _ports_from_state(entry) if isinstance(entry, dict) else None
+        if ports is None:
+            raise ServerError(
+                f"node {index} in server.json has no ports: stop the cluster, delete server.json "
+                "and start it again"
+            )
+        pid = entry.get("pid")
+        found.append(_Node(index, ports, pid if isinstance(pid, int) else None))
+    return found
+
+
+def _nodes_to_state(nodes: list[_Node], versions: dict[int, str] | None = None) -> dict[str, Any]:
+    entries = []
+    for node in nodes:
+        entry: dict[str, Any] = {"name": node.name, **_ports_to_state(node.ports), "pid": node.pid}
+        if versions and node.index in versions:
+            entry["version"] = versions[node.index]
+        entries.append(entry)
+    return {"nodes": entries, "started_at": _now()}
+
+
+def _node_home(home: Path, index: int) -> Path:
+    return home / NODES_DIR / cluster_node_name(index)
+
+
+def _node_count_to_start(home: Path, state: dict[str, Any], nodes: int | None) -> int:
+    """How many nodes `start` brings up; refuses to turn one layout into the other."""
+    if _is_cluster_state(state):
+        recorded = len(state["nodes"])
+        if nodes is not None and nodes != recorded:
+            raise ServerError(
+                f"{home} holds a {recorded}-node cluster; a cluster cannot grow or shrink here. "
+                f"Start it with --nodes {recorded}, or use another STITCHER_HOME"
+            )
+        return recorded
+    wanted = nodes or 1
+    if wanted > 1:
+        pid = state.get("pid")
+        single_ports = _ports_from_state(state)
+        if isinstance(pid, int) and single_ports and _is_our_server(pid, single_ports.http):
+            raise ServerError(
+                f"a single-node server is running under {home}: stop it first (`stitcher server "
+                "stop`), and start the cluster under another STITCHER_HOME"
+            )
+        if (home / DATA_DIR).is_dir() and any((home / DATA_DIR).iterdir()):
+            raise ServerError(
+                f"{home} holds the data of a single-node server ({home / DATA_DIR}), which "
+                "cannot become a cluster node: start the cluster under another STITCHER_HOME"
+            )
+    elif (home / NODES_DIR).is_dir() and any((home / NODES_DIR).iterdir()):
+        raise ServerError(
+            f"{home} holds the data of a local cluster ({home / NODES_DIR}): start it with "
+            "--nodes N, or use another STITCHER_HOME for a single node"
+        )
+    return wanted
+
+
+def _start_cluster_locked(
+    home: Path, state: dict[str, Any], count: int, timeout: float, say: Notice
+) -> ServerInfo:
+    binary = provision.binary_path()
+    if not binary.is_file():
+        raise ServerError(
+            f"Weaviate server binary not found at {binary}: run `stitcher server install`"
+        )
+    nodes = _nodes_from_state(state) if _is_cluster_state(state) else []
+    if not nodes:
+        taken: set[int] = set()
+        nodes = [_Node(index, _choose_free_ports(taken), None) for index in range(count)]
+    api_key = _ensure_api_key(home / API_KEY_FILE)
+    peers = [node.ports for node in nodes]
+    processes: dict[int, Callable[[], bool]] = {}
+    for position, node in enumerate(nodes):
+        if node.pid is not None:
+            _settle(node.pid)
+            if _is_our_server(node.pid, node.ports.http):
+                pid = node.pid
+                processes[node.index] = lambda pid=pid: _pid_alive(pid)  # type: ignore[misc]
+                continue
+            say(f"node {node.name} (pid {node.pid}) is not running; starting it again")
+        for purpose, port in _taken_ports(node.ports).items():
+            raise ServerError(
+                f"Port {port} ({purpose} of node {node.name}), recorded in {home / STATE_FILE}, "
+                "is in use by another process: stop that process, or stop the cluster and "
+                "delete server.json to pick new ports"
+            )
+        node_home = _node_home(home, node.index)
+        (node_home / DATA_DIR).mkdir(parents=True, exist_ok=True)
+        environment = {
+            name: os.environ[name] for name in INHERITED_ENVIRONMENT if name in os.environ
+        }
+        environment.update(cluster_node_environment(home, node.index, peers, api_key))
+        process = _spawn(binary, node.ports.http, node_home, environment, node_home / LOG_FILE)
+        nodes[position] = _Node(node.index, node.ports, process.pid)
+        processes[node.index] = lambda process=process: process.poll() is None  # type: ignore[misc]
+        # Recorded at once, so a failed start still lets `server stop` find every process.
+        _write_state(home, _nodes_to_state(nodes))
+    versions = _wait_until_cluster_ready(nodes, api_key, timeout, processes)
+    if versions is None:
+        down = [n.name for n in nodes if not processes[n.index]()]
+        tails = " | ".join(
+            _readable(line)
+            for n in nodes
+            for line in _tail(_node_home(home, n.index) / LOG_FILE, 2)
+        )
+        what = f"nodes {', '.join(down)} exited" if down else f"not ready within {timeout:g} s"
+        _stop_cluster_locked(home, _nodes_to_state(nodes), 10)
+        raise ServerError(
+            f"the local cluster did not start ({what}); see {home / NODES_DIR}/*/{LOG_FILE}. "
+            f"Last log lines: {tails or '(empty logs)'}"
+        )
+    _write_state(home, _nodes_to_state(nodes, versions))
+    entry = nodes[0]
+    assert entry.pid is not None
+    return _cluster_info(home, entry, versions[0], len(nodes))
+
+
+def _wait_until_cluster_ready(
+    nodes: list[_Node], api_key: str, timeout: float, alive: dict[int, Callable[[], bool]]
+) -> dict[int, str] | None:
+    """Poll until every node is ready and serves the schema and raft has a leader.
+
+    Returns:
+        Each node's version by index, or None when a node exited or the time ran out.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.2
+    while True:
+        if not all(alive[node.index]() for node in nodes):
+            return None
+        versions = {node.index: _healthy_version(node.ports.http, api_key) for node in nodes}
+        if all(versions.values()) and _leader(nodes[0].ports.http, api_key, len(nodes)):
+            return {index: str(version) for index, version in versions.items()}
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(delay)
+        delay = min(delay * 1.5, 1.0)
+
+
+def _leader(http_port: int, api_key: str, expected: int) -> str | None:
+    """The raft leader's name when `expected` nodes report one and the same leader, else None.
+
+    /v1/.well-known/ready answers before a leader exists; schema calls fail until there is one.
+    """
+    code, answer = _http_get(http_port, "/v1/cluster/statistics", api_key)
+    if code != 200 or not isinstance(answer, dict):
+        return None
+    statistics = answer.get("statistics") or []
+    leaders = {str(entry.get("leaderId") or "") for entry in statistics if isinstance(entry, dict)}
+    if len(statistics) < expected or len(leaders) != 1 or "" in leaders:
+        return None
+    return leaders.pop()
+
+
+def _running_cluster_entry(home: Path, state: dict[str, Any], say: Notice) -> ServerInfo | None:
+    """Node 0 of a running cluster (lock-free); notices name the nodes that are down.
+
+    A cluster with a node down still serves (that is what replication is for), so it is used
+    as it is; `stitcher server start` brings the missing nodes back.
+    """
+    nodes = _nodes_from_state(state)
+    entry = nodes[0]
+    key_file = home / API_KEY_FILE
+    if entry.pid is None or not _is_our_server(entry.pid, entry.ports.http):
+        return None
+    if not key_file.is_file():
+        return None
+    version = _healthy_version(entry.ports.http, _read_api_key(key_file))
+    if version is None:
+        return None
+    down = [n.name for n in nodes[1:] if n.pid is None or not _is_our_server(n.pid, n.ports.http)]
+    if down:
+        say(
+            f"local cluster: {', '.join(down)} not running (reads and writes go on with the "
+            "others); `stitcher server start` restarts it"
+        )
+    return _cluster_info(home, entry, version, len(nodes))
+
+
+def _stop_cluster_locked(home: Path, state: dict[str, Any], timeout: float) -> bool:
+    nodes = _nodes_from_state(state)
+    ours = [n for n in nodes if n.pid is not None and _is_our_server(n.pid, n.ports.http)]
+    # SIGTERM to all first: the nodes shut down side by side instead of one after the other.
+    for node in ours:
+        assert node.pid is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(node.pid, signal.SIGTERM)
+    for node in ours:
+        assert node.pid is not None
+        _terminate(node.pid, timeout)
+    _write_state(home, {**state, "nodes": [{**e, "pid": None} for e in state["nodes"]]})
+    return bool(ours)
+
+
+def _cluster_status(home: Path, state: dict[str, Any], gse: Path | None) -> ServerStatus:
+    nodes = _nodes_from_state(state)
+    key_file = home / API_KEY_FILE
+    api_key = _read_api_key(key_file) if key_file.is_file() else ""
+    found: list[NodeStatus] = []
+    for node in nodes:
+        version = None
+        if node.pid is None:
+            detail = "not running"
+        else:
+            _settle(node.pid)
+            if not _pid_alive(node.pid):
+                detail = f"pid {node.pid} is not running (crashed or killed?)"
+            elif not _is_our_server(node.pid, node.ports.http):
+                detail = f"pid {node.pid} now belongs to another program"
+            else:
+                version = _healthy_version(node.ports.http, api_key)
+                detail = "ready" if version else f"does not answer at {_url(node.ports.http)}"
+        found.append(
+            NodeStatus(node.name, node.pid, node.ports, version is not None, version, detail)
+        )
+    entry = nodes[0]
+    log_file = _node_home(home, 0) / LOG_FILE
+    ready = [n for n in found if n.ready]
+    answering = next((nodes[i] for i, n in enumerate(found) if n.ready), None)
+    leader = _leader(answering.ports.http, api_key, 1) if answering else None
+    if not ready:
+        recorded = any(n.pid is not None for n in nodes)
+        return ServerStatus(
+            "stale" if recorded else "stopped",
+            home,
+            log_file,
+            gse_dictionary_dir=gse,
+            ports=entry.ports,
+            detail="no node answers" if recorded else "not running",
+            nodes=tuple(found),
+        )
+    assert answering is not None and answering.pid is not None
+    version = str(found[answering.index].version)
+    complete = len(ready) == len(found) and leader is not None
+    detail = f"{len(ready)} of {len(found)} nodes ready, raft leader {leader or 'none'}"
+    return ServerStatus(
+        "running" if complete else "degraded",
+        home,
+        log_file,
+        info=_cluster_info(home, answering, version, len(nodes)),
+        version=version,
+        collections=_collection_counts(answering.ports.http, api_key),
+        gse_dictionary_dir=gse,
+        ports=answering.ports,
+        detail=detail,
+        nodes=tuple(found),
+        leader=leader,
+    )
+
+
+def _cluster_info(home: Path, node: _Node, version: str, count: int) -> ServerInfo:
+    assert node.pid is not None
+    node_home = _node_home(home, node.index)
+    return ServerInfo(
+        home=home,
+        url=_url(node.ports.http),
+        http_port=node.ports.http,
+        grpc_port=node.ports.grpc,
+        pid=node.pid,
+        version=version,
+        data_path=node_home / DATA_DIR,
+        api_key_file=home / API_KEY_FILE,
+        log_file=node_home / LOG_FILE,
+        node_count=count,
+    )
 
 
 # --- processes ---------------------------------------------------------------------------------
@@ -637,8 +1037,9 @@ def _taken_ports(ports: Ports) -> dict[str, int]:
         time.sleep(0.1)
 
 
-def _choose_free_ports() -> Ports:
-    taken: set[int] = set()
+def _choose_free_ports(taken: set[int] | None = None) -> Ports:
+    """Free ports for one node; `taken` (updated) keeps the nodes of a cluster apart."""
+    taken = set() if taken is None else taken
 
     def pick(needs_next: bool = False) -> int:
         for _attempt in range(200):

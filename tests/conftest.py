@@ -73,14 +73,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "integration: needs the real Weaviate server (started once per session)"
     )
+    config.addinivalue_line(
+        "markers", "cluster: needs the local 3-node Weaviate cluster (started once per session)"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that (even indirectly) uses the server is an integration test, so
     `-m "not integration"` really runs without one."""
     for item in items:
-        if {"weaviate_server", "weaviate_client"} & set(getattr(item, "fixturenames", ())):
+        used = set(getattr(item, "fixturenames", ()))
+        if {"weaviate_server", "weaviate_client", "weaviate_cluster"} & used:
             item.add_marker(pytest.mark.integration)
+        if "weaviate_cluster" in used:
+            item.add_marker(pytest.mark.cluster)
 
 
 @pytest.fixture(scope="session")
@@ -120,6 +126,31 @@ def weaviate_server(
         yield info
     finally:
         server.stop(stitcher_home)
+
+
+#: Nodes of the test cluster: the smallest that keeps a QUORUM with one node down.
+CLUSTER_NODES = 3
+
+
+@pytest.fixture(scope="session")
+def weaviate_cluster(
+    tmp_path_factory: pytest.TempPathFactory, _isolated_environment: None
+) -> Iterator[server.ServerInfo]:
+    """A real local 3-node cluster for the whole session (its own home), stopped at the end.
+
+    The returned info is node 0's, the node clients connect to; tests that kill nodes kill
+    others and bring them back with `server.start(info.home)`.
+    """
+    binary = provision.binary_path()
+    if not binary.is_file():
+        pytest.fail(f"The Weaviate server binary is missing ({binary})", pytrace=False)
+    home = tmp_path_factory.mktemp("cluster-home")
+    info = server.start(home, nodes=CLUSTER_NODES, timeout=300)
+    _served.append(info)
+    try:
+        yield info
+    finally:
+        server.stop(home)
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ compounds on any server.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import random
@@ -18,8 +19,14 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from stitcher.errors import CollectionMissing, StitcherError, UsageError, WriteFailed
-from stitcher.faults import classify, is_transient, server_fault
+from stitcher.errors import (
+    CollectionMissing,
+    SettingsMismatch,
+    StitcherError,
+    UsageError,
+    WriteFailed,
+)
+from stitcher.faults import ServerTimeout, classify, is_transient, server_fault
 from stitcher.filters import Where
 from stitcher.models import (
     ChunkRecord,
@@ -59,6 +66,12 @@ _HASHES_PER_QUERY = 500
 # Versions of one document the documents() aggregate lists; normally 1, 2 mid-update.
 _MAX_VERSIONS = 20
 
+#: How many replicas must answer a read or acknowledge a write (`--consistency`).
+CONSISTENCY_LEVELS = ("one", "quorum", "all")
+DEFAULT_CONSISTENCY = "quorum"
+#: Replicas a new collection gets on a cluster unless --replication-factor says otherwise.
+DEFAULT_CLUSTER_REPLICATION = 3
+
 T = TypeVar("T")
 
 # Examples of Weaviate 1.38's explain_score, one line per side that found the object.
@@ -88,6 +101,11 @@ class WeaviateStore:
         retry_policy: How requests that failed transiently (connection lost, UNAVAILABLE, 5xx,
             timeouts) and objects refused for such reasons are retried; others never are.
         retry_delays: Older spelling: the longest waits of the policy, one retry per entry.
+        replication_factor: Replicas of a collection this store creates; None: 1 on a single
+            node, min(3, nodes) on a cluster. Refused when it exceeds the nodes, and when an
+            existing collection has another factor.
+        consistency: "one", "quorum" or "all" replicas for every read, write and delete
+            (searches, neighbour fetches, the unchanged-document check included).
     """
 
     def __init__(
@@ -98,8 +116,18 @@ class WeaviateStore:
         batch_size: int = 200,
         retry_policy: RetryPolicy | None = None,
         retry_delays: Sequence[float] | None = None,
+        replication_factor: int | None = None,
+        consistency: str = DEFAULT_CONSISTENCY,
     ) -> None:
+        if consistency.lower() not in CONSISTENCY_LEVELS:
+            raise UsageError(
+                f"unknown consistency {consistency!r}; use {', '.join(CONSISTENCY_LEVELS)}"
+            )
+        if replication_factor is not None and replication_factor < 1:
+            raise UsageError(f"--replication-factor must be at least 1, not {replication_factor}")
         self._client = client
+        self._replication_factor = replication_factor
+        self._consistency = consistency.lower()
         self._name = collection_name[:1].upper() + collection_name[1:]
         self._batch_size = batch_size
         if retry_policy is None and retry_delays is not None:
@@ -127,8 +155,18 @@ class WeaviateStore:
         return self._name
 
     @property
+    def consistency(self) -> str:
+        """How many replicas answer each request: "one", "quorum" or "all"."""
+        return self._consistency
+
+    @property
     def _collection(self) -> Collection[Any, Any]:
-        return self._client.collections.use(self._name)
+        from weaviate.classes.config import ConsistencyLevel
+
+        # Every read, write and delete of the chunks goes through here, so all of them carry
+        # the consistency level (the client's own default is the server's, QUORUM).
+        level = ConsistencyLevel[self._consistency.upper()]
+        return self._client.collections.use(self._name).with_consistency_level(level)
 
     @property
     def url(self) -> str:
@@ -153,14 +191,39 @@ class WeaviateStore:
                 classify(error), url=self.url, doing=doing, collection=self._name
             ) from None
 
+    def _call_aggregate(self, doing: str, action: Callable[[], T]) -> T:
+        """`_call` for aggregations, which take no consistency level.
+
+        Weaviate sends an aggregation to one replica of each shard; right after a node dies it
+        may pick that node's and wait out the whole query timeout (measured on 1.38: 60 s, once)
+        while searches and fetches at QUORUM go on. By then gossip has marked the node dead, so
+        one more attempt reaches a live replica.
+        """
+        try:
+            return self._call(doing, action)
+        except ServerTimeout:
+            return self._call(doing, action)
+
     def exists(self) -> bool:
         """Whether the collection exists."""
         return bool(self._call("reading", lambda: self._client.collections.exists(self._name)))
 
     def create(self, settings: CollectionSettings) -> None:
-        """Create the collection with stitcher's schema and record `settings` in its description."""
-        from weaviate.classes.config import Configure
+        """Create the collection with stitcher's schema and record `settings` in its description.
 
+        The replication factor is this store's (see `replication_factor_to_create`), not the one
+        in `settings`. Weaviate 1.38 runs async replication for every factor above 1 (the
+        client's `async_enabled` is deprecated and dropped by the server), so a node that was
+        down catches up on its own; deletes against updates are resolved by time.
+        """
+        from weaviate.classes.config import Configure, ReplicationDeletionStrategy
+
+        factor = self.replication_factor_to_create()
+        settings = dataclasses.replace(settings, replication_factor=factor)
+        replication = Configure.replication(
+            factor=factor,
+            deletion_strategy=ReplicationDeletionStrategy.TIME_BASED_RESOLUTION,
+        )
         self._call(
             "creating the collection",
             lambda: self._client.collections.create(
@@ -168,6 +231,7 @@ class WeaviateStore:
                 description=settings_to_description(settings),
                 properties=_core_properties(),
                 vector_config=Configure.Vectors.self_provided(),
+                replication_config=replication,
             ),
         )
         self._extras = {}
@@ -179,12 +243,84 @@ class WeaviateStore:
         """The settings recorded on the collection, or None when it has none (foreign layout)."""
         self._require()
         config = self._call("reading the collection's settings", self._collection.config.get)
-        return settings_from_description(config.description)
+        recorded = settings_from_description(config.description)
+        if recorded is None:
+            return None
+        # The server's factor is the truth (replica movement can change it behind our back).
+        return dataclasses.replace(recorded, replication_factor=config.replication_config.factor)
+
+    # -- replication --------------------------------------------------------------------------
+
+    def node_count(self) -> int:
+        """Nodes of the cluster the client is connected to (1 for a single server)."""
+        nodes = self._call("listing the cluster's nodes", self._client.cluster.nodes)
+        return max(1, len(nodes))
+
+    def replication_factor_to_create(self) -> int:
+        """The factor a new collection gets: the requested one, else 1 or min(3, nodes).
+
+        Raises:
+            UsageError: The requested factor exceeds the cluster's nodes.
+        """
+        nodes = self.node_count()
+        if self._replication_factor is None:
+            return min(DEFAULT_CLUSTER_REPLICATION, nodes)
+        if self._replication_factor > nodes:
+            raise UsageError(
+                f"--replication-factor {self._replication_factor} is more than the "
+                f"{nodes} node{'s' if nodes != 1 else ''} of the Weaviate at {self.url}: each "
+                "replica needs a node of its own; use at most "
+                f"{nodes} (or start more nodes, e.g. `stitcher server start --nodes 3`)"
+            )
+        return self._replication_factor
+
+    def check_replication(self) -> None:
+        """Refuse a requested replication factor before anything is written.
+
+        A new collection: the factor must fit the cluster. An existing one: it must be the
+        collection's own (Weaviate cannot change it by updating the collection).
+
+        Raises:
+            UsageError: The factor exceeds the cluster's nodes.
+            SettingsMismatch: The collection exists with another factor.
+        """
+        if not self.exists():
+            self.replication_factor_to_create()
+            return
+        if self._replication_factor is None:
+            return
+        config = self._call("reading the collection's settings", self._collection.config.get)
+        actual = config.replication_config.factor
+        if actual != self._replication_factor:
+            raise SettingsMismatch(
+                f"collection {self._name!r} was built with other settings: replication_factor: "
+                f"{actual} (collection) != {self._replication_factor} (requested). Weaviate "
+                "cannot change it on an existing collection: drop --replication-factor, or "
+                "ingest into another --collection"
+            )
+
+    def replication(self) -> dict[str, Any]:
+        """Replication factor, async replication, and the nodes holding each shard."""
+        self._require()
+        config = self._call("reading the collection's settings", self._collection.config.get)
+        nodes = self._call(
+            "listing the collection's shards",
+            lambda: self._client.cluster.nodes(collection=self._name, output="verbose"),
+        )
+        shards: dict[str, list[str]] = {}
+        for node in nodes:
+            for shard in node.shards or []:
+                shards.setdefault(shard.name, []).append(node.name)
+        return {
+            "replication_factor": config.replication_config.factor,
+            "consistency": self._consistency.upper(),
+            "shards": {name: sorted(held_by) for name, held_by in sorted(shards.items())},
+        }
 
     def count(self) -> int:
         """Number of chunk objects."""
         self._require()
-        result = self._call(
+        result = self._call_aggregate(
             "counting", lambda: self._collection.aggregate.over_all(total_count=True)
         )
         return int(result.total_count or 0)
@@ -202,7 +338,9 @@ class WeaviateStore:
         if total == 0:
             return {}
         self._load_extras()
-        grouped = self._call("listing documents", lambda: self._documents_by_aggregate(total))
+        grouped = self._call_aggregate(
+            "listing documents", lambda: self._documents_by_aggregate(total)
+        )
         if grouped is not None:
             return grouped
         return self._call("listing documents", self._documents_by_walk)
@@ -845,11 +983,24 @@ def ensure_bookkeeping_collection(
 
     `kinds` maps property names to "text" (matched as a whole value), "int" or "date".
     """
-    from weaviate.classes.config import DataType, Property, Tokenization
+    from weaviate.classes.config import (
+        Configure,
+        DataType,
+        Property,
+        ReplicationDeletionStrategy,
+        Tokenization,
+    )
     from weaviate.exceptions import UnexpectedStatusCodeError
 
     if client.collections.exists(name):
         return
+    # Leases and the source registry must survive a node loss like the chunks do: replicated
+    # on every node up to three (on one node: not at all).
+    factor = min(DEFAULT_CLUSTER_REPLICATION, max(1, len(client.cluster.nodes())))
+    replication = Configure.replication(
+        factor=factor,
+        deletion_strategy=ReplicationDeletionStrategy.TIME_BASED_RESOLUTION,
+    )
     types = {"int": DataType.INT, "date": DataType.DATE}
     properties = [
         Property(
@@ -863,7 +1014,9 @@ def ensure_bookkeeping_collection(
         for prop, kind in kinds.items()
     ]
     try:
-        client.collections.create(name, description=description, properties=properties)
+        client.collections.create(
+            name, description=description, properties=properties, replication_config=replication
+        )
     except UnexpectedStatusCodeError:
         # Two machines creating it at once: the other one won, which is just as good.
         if not client.collections.exists(name):
