@@ -24,6 +24,7 @@ import pytest
 
 from stitcher import config, provision, server
 from stitcher.errors import ServerError
+from stitcher.server import supervision
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -171,9 +172,9 @@ def test_server_that_exits_at_start_is_reported_with_its_log(
 def test_recorded_port_taken_by_another_process_is_named(
     home: Path, binary_required: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server, "PORT_RELEASE_GRACE", 0.2)
+    monkeypatch.setattr(supervision, "PORT_RELEASE_GRACE", 0.2)
     home.mkdir()
-    ports = server._choose_free_ports()
+    ports = supervision.choose_free_ports()
     state = {
         f"{name}_port": getattr(ports, name) for name in ("http", "grpc", "gossip", "data", "raft")
     }
