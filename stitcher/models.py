@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stitcher import rules
+
+#: Collection holding one lease object per locked collection (stitcher.locks).
+LEASE_COLLECTION = "StitcherLease"
+#: Where each source of each collection is registered (stitcher.ingest checks it).
+SOURCES_COLLECTION = "StitcherSources"
+#: Collections stitcher keeps on a server for itself: never listed among the user's collections.
+BOOKKEEPING_COLLECTIONS = frozenset({LEASE_COLLECTION, SOURCES_COLLECTION})
 
 #: Characters hashed at a time by Document.doc_hash.
 _HASH_SLICE = 1 << 20
@@ -178,6 +185,14 @@ class CollectionSettings:
             if mine != theirs:
                 out.append(f"{name}: {theirs!r} (collection) != {mine!r} (requested)")
         return out
+
+    def refusals(self, *, model: str, chunk_size: int, chunk_overlap: int) -> list[str]:
+        """Why writing with this model and chunking into a collection built with these settings
+        is refused (empty: it is allowed). Ingest refuses on it and `doctor` warns on it, so both
+        always agree; dimension, segmenter and layout are the collection's own, not asked for.
+        """
+        wanted = replace(self, model=model, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        return wanted.differences(self)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stitcher import config, provision
-from stitcher.errors import ServerError
+from stitcher.errors import ServerError, setting
 from stitcher.server.cluster import (
     cluster_status,
     node_count_to_start,
@@ -143,7 +143,7 @@ def start(
     home = resolve_home(home)
     say = notice or (lambda _message: None)
     if nodes is not None and nodes < 1:
-        raise ServerError(f"--nodes must be at least 1, not {nodes}")
+        raise ServerError(f"{setting('nodes')} must be at least 1, not {nodes}")
     with home_lock(home, timeout + 30):
         state = read_state(home)
         wanted = node_count_to_start(home, state, nodes)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from stitcher import provision
-from stitcher.errors import ServerError
+from stitcher.errors import ServerError, setting
 from stitcher.server.files import (
     API_KEY_FILE,
     DATA_DIR,
@@ -59,7 +59,7 @@ def node_count_to_start(home: Path, state: dict[str, Any], nodes: int | None) ->
         if nodes is not None and nodes != recorded:
             raise ServerError(
                 f"{home} holds a {recorded}-node cluster; a cluster cannot grow or shrink here. "
-                f"Start it with --nodes {recorded}, or use another STITCHER_HOME"
+                f"Start it with {setting('nodes', recorded)}, or use another STITCHER_HOME"
             )
         return recorded
     wanted = nodes or 1
@@ -79,7 +79,7 @@ def node_count_to_start(home: Path, state: dict[str, Any], nodes: int | None) ->
     elif (home / NODES_DIR).is_dir() and any((home / NODES_DIR).iterdir()):
         raise ServerError(
             f"{home} holds the data of a local cluster ({home / NODES_DIR}): start it with "
-            "--nodes N, or use another STITCHER_HOME for a single node"
+            f"{setting('nodes', 'N')}, or use another STITCHER_HOME for a single node"
         )
     return wanted
 
