@@ -18,6 +18,7 @@ from typing import Any, Literal
 from stitcher import config, provision
 from stitcher.config import ConnectionSettings
 from stitcher.errors import ExitStatus, StitcherError
+from stitcher.models import BOOKKEEPING_COLLECTIONS
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -273,11 +274,9 @@ def _server_fix(error: StitcherError) -> str:
 def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
     """Each collection's recorded settings against the flags ingest would use now."""
     from stitcher.ids import canonical_collection_name
-    from stitcher.locks import LEASE_COLLECTION
-    from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
+    from stitcher.store.weaviate import WeaviateStore
 
     names = sorted(client.collections.list_all(simple=True))
-    bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
     if options.collection is not None:
         wanted = canonical_collection_name(options.collection)
         if wanted not in names:
@@ -293,7 +292,7 @@ def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
     model_name = _model_name(options.model)
     checks = []
     for name in names:
-        if name in bookkeeping or name.endswith(("_Organization", "_Person")):
+        if name in BOOKKEEPING_COLLECTIONS or name.endswith(("_Organization", "_Person")):
             continue
         checks.append(_check_collection(client, WeaviateStore(client, name), options, model_name))
     if not checks:
@@ -314,7 +313,6 @@ def _check_collection(
     client: Any, store: Any, options: DoctorOptions, model_name: str | None
 ) -> Check:
     from stitcher import rules
-    from stitcher.models import CollectionSettings
     from stitcher.seed_layout import detect_layout
 
     label = f"collection {store.name}"
@@ -328,16 +326,11 @@ def _check_collection(
                 f"`stitcher adopt --collection {store.name}`",
             )
         return Check(label, "ok", "not a stitcher collection (left alone)")
-    # The same comparison ingest makes before writing (stitcher.ingest._check_settings).
-    comparable = CollectionSettings(
+    differences = existing.refusals(
         model=model_name or existing.model,
-        dimension=existing.dimension,
         chunk_size=options.chunk_size,
         chunk_overlap=options.chunk_overlap,
-        segmenter=existing.segmenter,
-        layout=existing.layout,
     )
-    differences = comparable.differences(existing)
     if differences:
         return Check(
             label,

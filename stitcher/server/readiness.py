@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from stitcher.models import BOOKKEEPING_COLLECTIONS
 from stitcher.server.files import RecordedNode, local_url
 
 
@@ -59,6 +60,8 @@ def healthy_version(http_port: int, api_key: str) -> str | None:
 
 
 def collection_counts(http_port: int, api_key: str) -> tuple[CollectionCount, ...]:
+    """The user's collections and their object counts; stitcher's own bookkeeping collections
+    (leases, the source registry) are not among them."""
     code, schema = _http_get(http_port, "/v1/schema", api_key)
     if code != 200 or not isinstance(schema, dict):
         return ()
@@ -66,7 +69,7 @@ def collection_counts(http_port: int, api_key: str) -> tuple[CollectionCount, ..
     countable: list[str] = []
     for collection in schema.get("classes") or []:
         name = collection.get("class")
-        if not isinstance(name, str):
+        if not isinstance(name, str) or name in BOOKKEEPING_COLLECTIONS:
             continue
         names.append(name)
         # Multi-tenant collections can only be counted per tenant; not worth it for a status line.
