@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stitcher import config, provision
+from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
 from stitcher.config import ConnectionSettings
 from stitcher.errors import ExitStatus, StitcherError
-from stitcher.models import BOOKKEEPING_COLLECTIONS
 
 Status = Literal["ok", "warn", "fail"]
 

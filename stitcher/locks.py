@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from stitcher.bookkeeping import LEASE_COLLECTION
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
-from stitcher.models import LEASE_COLLECTION
 
 #: How long a lease lasts without renewal; the holder renews it every third of that.
 LEASE_SECONDS = 120.0

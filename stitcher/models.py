@@ -8,13 +8,6 @@ from typing import Any
 
 from stitcher import rules
 
-#: Collection holding one lease object per locked collection (stitcher.locks).
-LEASE_COLLECTION = "StitcherLease"
-#: Where each source of each collection is registered (stitcher.ingest checks it).
-SOURCES_COLLECTION = "StitcherSources"
-#: Collections stitcher keeps on a server for itself: never listed among the user's collections.
-BOOKKEEPING_COLLECTIONS = frozenset({LEASE_COLLECTION, SOURCES_COLLECTION})
-
 #: Characters hashed at a time by Document.doc_hash.
 _HASH_SLICE = 1 << 20
 

@@ -520,7 +520,7 @@ def test_status_lists_user_collections_not_stitchers_bookkeeping(
 ) -> None:
     """Leases and the source registry are stitcher's own collections, not the user's: `server
     status` (table and --json) leaves them out and still lists the user's."""
-    from stitcher.models import BOOKKEEPING_COLLECTIONS
+    from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
     from tests.test_exit_codes import run_stitcher
 
     url, key = weaviate_server.url, weaviate_server.api_key()

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from stitcher.models import BOOKKEEPING_COLLECTIONS
+from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
 from stitcher.server.files import RecordedNode, local_url
 
 

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from stitcher.bookkeeping import SOURCES_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
     SettingsMismatch,
@@ -29,7 +30,6 @@ from stitcher.errors import (
 from stitcher.faults import classify, is_transient, past_a_dead_replica, server_fault
 from stitcher.filters import Where
 from stitcher.models import (
-    SOURCES_COLLECTION,
     ChunkRecord,
     CollectionSettings,
     Hit,
