@@ -906,7 +906,7 @@ def doctor(
         chunk_overlap=chunk_overlap,
         collection=collection,
     )
-    found = checks.run_checks(options)
+    found = [check.spelled(_worded) for check in checks.run_checks(options)]
     if as_json:
         typer.echo(json.dumps([c.to_json() for c in found], ensure_ascii=False))
     else:

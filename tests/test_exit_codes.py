@@ -174,7 +174,6 @@ FLAGS_STILL_SPELLED = {
     "stitcher/config.py",
     "stitcher/connect.py",
     "stitcher/docmatch.py",
-    "stitcher/doctor.py",
     "stitcher/embed/models.py",
     "stitcher/foreign/adopt.py",
     "stitcher/foreign/seed_search.py",
