@@ -491,7 +491,7 @@ def _check_source_option(source: str, paths: Sequence[str]) -> None:
         )
     if len(paths) != 1 or paths[0] == "-":
         raise UsageError(
-            f"{setting('source')} names the documents of one folder: give exactly one path "
+            f"{setting('source')} names the documents of one folder: give exactly one PATH "
             f"(not -), and run once per folder, each with its own {setting('source')}"
         )
 
