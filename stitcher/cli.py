@@ -18,6 +18,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,7 +32,7 @@ from stitcher.config import (
     DEFAULT_COLLECTION,
     DEFAULT_MAX_EXTEND,
 )
-from stitcher.errors import ExitStatus, StitcherError, worded
+from stitcher.errors import ExitStatus, StitcherError, names_a_setting, worded
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -175,6 +176,7 @@ def versions() -> dict[str, str]:
     return found
 
 
+@cache
 def _flags_of_settings() -> dict[str, str]:
     """Each command-line option's long flag by its parameter name (`chunk_size` → `--chunk-size`),
     over every command: the library names settings by those names (stitcher.errors.setting)."""
@@ -192,9 +194,7 @@ def _flags_of_settings() -> dict[str, str]:
 
 def _worded(message: str) -> str:
     """A library message with the settings it names shown as this command's flags."""
-    if "\x1f" not in message:  # names no setting: skip building the command tree
-        return message
-    return worded(message, _flags_of_settings())
+    return worded(message, _flags_of_settings()) if names_a_setting(message) else message
 
 
 def _error_line(message: str) -> Text:

@@ -57,6 +57,11 @@ def setting(name: str, *value: object) -> str:
     return f"{_MARK}{name}{_PART}{given!r}{_PART}{on_command_line}{_MARK}"
 
 
+def names_a_setting(text: str) -> bool:
+    """Whether `text` names a setting (so `worded` would change it)."""
+    return _MARK in text
+
+
 def worded(text: str, flags: Mapping[str, str] | None = None) -> str:
     """`text` with its named settings spelled out: as flags where `flags` maps a setting to one
     (`--max-delete 20`, `--wait`), else as the library's parameters (`max_delete=20`, `wait`)."""
