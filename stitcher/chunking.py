@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from stitcher.errors import UsageError
+from stitcher.errors import UsageError, setting
 from stitcher.models import Chunk
 
 if TYPE_CHECKING:
@@ -74,16 +74,17 @@ def validate_chunk_settings(chunk_size: int, chunk_overlap: int) -> None:
         raise UsageError(f"chunk overlap must be a whole number, got {chunk_overlap!r}")
     if chunk_size < MIN_CHUNK_SIZE:
         raise UsageError(
-            f"chunk size {chunk_size} is too small: use --chunk-size {MIN_CHUNK_SIZE} or more"
+            f"chunk size {chunk_size} is too small: use {setting('chunk_size', MIN_CHUNK_SIZE)} "
+            "or more"
         )
     if chunk_overlap < 0:
         raise UsageError(
-            f"chunk overlap {chunk_overlap} is negative: use --chunk-overlap 0 or more"
+            f"chunk overlap {chunk_overlap} is negative: use {setting('chunk_overlap', 0)} or more"
         )
     if chunk_overlap >= chunk_size:
         raise UsageError(
             f"chunk overlap {chunk_overlap} must be smaller than the chunk size {chunk_size}: "
-            f"lower --chunk-overlap or raise --chunk-size"
+            f"lower {setting('chunk_overlap')} or raise {setting('chunk_size')}"
         )
 
 

@@ -18,6 +18,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,7 +32,7 @@ from stitcher.config import (
     DEFAULT_COLLECTION,
     DEFAULT_MAX_EXTEND,
 )
-from stitcher.errors import ExitStatus, StitcherError
+from stitcher.errors import ExitStatus, StitcherError, names_a_setting, worded
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -175,6 +176,27 @@ def versions() -> dict[str, str]:
     return found
 
 
+@cache
+def _flags_of_settings() -> dict[str, str]:
+    """Each command-line option's long flag by its parameter name (`chunk_size` → `--chunk-size`),
+    over every command: the library names settings by those names (stitcher.errors.setting)."""
+    flags: dict[str, str] = {}
+    pending = [typer.main.get_command(app)]
+    while pending:
+        command = pending.pop()
+        pending.extend(getattr(command, "commands", {}).values())
+        for parameter in command.params:
+            long_flags = [opt for opt in getattr(parameter, "opts", []) if opt.startswith("--")]
+            if parameter.param_type_name == "option" and long_flags and parameter.name:
+                flags.setdefault(parameter.name, long_flags[0])
+    return flags
+
+
+def _worded(message: str) -> str:
+    """A library message with the settings it names shown as this command's flags."""
+    return worded(message, _flags_of_settings()) if names_a_setting(message) else message
+
+
 def _error_line(message: str) -> Text:
     """`error: message` with only the label styled: the message is shown exactly as it is."""
     from rich.text import Text
@@ -219,7 +241,7 @@ def _stitcher(
         api_key,
         collection,
         grpc_port=grpc_port,
-        notice=lambda m: err.print(m),
+        notice=lambda m: err.print(_worded(m)),
         profile=_profile.name,
         replication_factor=replication_factor,
         consistency=consistency,
@@ -359,7 +381,7 @@ def server_start(
     from stitcher import server
 
     err = _err()
-    info = server.start(notice=lambda m: err.print(m), nodes=nodes, timeout=timeout)
+    info = server.start(notice=lambda m: err.print(_worded(m)), nodes=nodes, timeout=timeout)
     typer.echo(info.url)
     what = f"{info.node_count}-node cluster, entry node" if info.node_count > 1 else "running"
     err.print(
@@ -415,7 +437,7 @@ def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = No
     from stitcher.transfer import backup_local
 
     err = _err()
-    client = connect(ConnectionSettings(), notice=lambda m: err.print(m))
+    client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
     try:
         report = backup_local(client, backup_id, collections, _local_home() / BACKUPS_DIR)
     finally:
@@ -432,7 +454,7 @@ def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = N
     from stitcher.transfer import restore_local
 
     err = _err()
-    client = connect(ConnectionSettings(), notice=lambda m: err.print(m))
+    client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
     try:
         report = restore_local(client, backup_id, collections, _local_home() / BACKUPS_DIR)
     finally:
@@ -543,7 +565,7 @@ def ingest(
     )
     err = _err()
     live = err.is_terminal and not _OUTPUT.quiet
-    display = render.IngestDisplay(err) if live else render.QuietDisplay(err)
+    display = render.IngestDisplay(err, _worded) if live else render.QuietDisplay(err, _worded)
     with (
         _stitcher(
             url,
@@ -565,6 +587,7 @@ def ingest(
             reread=reread,
         )
     for name, message in {**summary.unreadable, **summary.failed}.items():
+        message = _worded(message)
         _errors().print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
     if as_json:
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))
@@ -578,9 +601,9 @@ def ingest(
             ):
                 for name in names:
                     typer.echo(f"  would {label}: {name}")
-    if summary.exit_code == 4 and summary.prune_refused is not None:
+    if summary.exit_status == ExitStatus.PRUNE_REFUSED and summary.prune_refused is not None:
         raise summary.prune_refused
-    raise typer.Exit(summary.exit_code)
+    raise typer.Exit(summary.exit_status)
 
 
 # --- search ---------------------------------------------------------------------------------
@@ -883,7 +906,7 @@ def doctor(
         chunk_overlap=chunk_overlap,
         collection=collection,
     )
-    found = checks.run_checks(options)
+    found = [check.spelled(_worded) for check in checks.run_checks(options)]
     if as_json:
         typer.echo(json.dumps([c.to_json() for c in found], ensure_ascii=False))
     else:
@@ -913,8 +936,8 @@ def main(argv: list[str] | None = None) -> int:
     except StitcherError as error:
         if show_traceback:
             raise
-        _errors().print(_error_line(_scrub(str(error))))
-        return int(error.exit_code)
+        _errors().print(_error_line(_scrub(error.worded(_flags_of_settings()))))
+        return int(error.exit_status)
     except KeyboardInterrupt:  # outside click's own handler (which turns it into 130)
         outcome = ExitStatus.INTERRUPTED
     except Exception as error:  # a usage error from typer/click, or a bug

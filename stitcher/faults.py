@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 import re
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from stitcher.errors import StitcherError
+from stitcher.errors import StitcherError, setting
+from stitcher.retry import RetryPolicy
 
 FaultKind = Literal["connection", "timeout", "server", "read_only", "schema", "refused"]
 
@@ -152,6 +153,18 @@ def _grpc_code(error: BaseException) -> str:
     return str(getattr(value, "name", value) or "")
 
 
+def past_a_dead_replica(policy: RetryPolicy) -> RetryPolicy:
+    """`policy` for requests that take no consistency level (aggregations): one more attempt
+    even after the time budget is spent.
+
+    Weaviate sends an aggregation to one replica of each shard; right after a node dies it may
+    pick that node's and wait out the whole query timeout (measured on 1.38: 60 s, once) while
+    searches and fetches at QUORUM go on. By then gossip has marked the node dead, so one more
+    attempt reaches a live replica.
+    """
+    return replace(policy, minimum_attempts=max(2, policy.minimum_attempts))
+
+
 def is_transient(error: BaseException) -> bool:
     """Whether retrying may help (for stitcher.retry.call_with_retries)."""
     return classify(error).transient
@@ -212,7 +225,7 @@ _ADVICE: dict[FaultKind, str] = {
     # Verified on Weaviate 1.38: after ENOSPC its shards turn READONLY and, even when set back to
     # READY, a bucket keeps failing to flush its WAL until the server restarts.
     "read_only": "free disk space on the server and restart it, then run again",
-    "schema": "restore the property or ingest into a new --collection",
+    "schema": f"restore the property or ingest into a new {setting('collection')}",
 }
 
 _ERRORS: dict[FaultKind, type[ServerFault]] = {

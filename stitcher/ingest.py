@@ -35,7 +35,14 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, overload
 
 from stitcher import rules
 from stitcher.chunking import split_spans
-from stitcher.errors import ExitStatus, PruneRefused, SettingsMismatch, StitcherError, UsageError
+from stitcher.errors import (
+    ExitStatus,
+    PruneRefused,
+    SettingsMismatch,
+    StitcherError,
+    UsageError,
+    setting,
+)
 from stitcher.faults import ServerFault, fault_point, first_line
 from stitcher.ids import build_records
 from stitcher.models import (
@@ -91,8 +98,8 @@ class DeleteLimit:
         except ValueError:
             pass
         raise UsageError(
-            f"--max-delete {text!r}: give a number of documents (e.g. 20) or a percentage of "
-            "each source's stored documents (e.g. 10%, 100%)"
+            f"{setting('max_delete', text)}: give a number of documents (e.g. 20) or a "
+            "percentage of each source's stored documents (e.g. 10%, 100%)"
         )
 
     def allows(self, deleting: int, stored: int) -> bool:
@@ -183,7 +190,7 @@ class IngestSummary:
     rebuilt: list[str] = field(default_factory=list)
     #: Files with no text (placeholders): skipped with a notice, not an error.
     empty: list[str] = field(default_factory=list)
-    #: Set when --prune refused to delete (nothing was deleted); exit code 4.
+    #: Set when pruning refused to delete (nothing was deleted): ExitStatus.PRUNE_REFUSED.
     prune_refused: PruneRefused | None = None
     skipped_unsupported: int = 0
     chunks_written: int = 0
@@ -196,7 +203,7 @@ class IngestSummary:
     unresolved_mentions: dict[str, list[str]] = field(default_factory=dict)
 
     @property
-    def exit_code(self) -> int:
+    def exit_status(self) -> ExitStatus:
         """What the run's outcome means for a script: some documents not stored beats a refused
         prune beats unreadable inputs (empty files are not an error)."""
         if self.failed:
@@ -475,13 +482,17 @@ def ingest(
 def _check_source_option(source: str, paths: Sequence[str]) -> None:
     """--source names one folder's (or file's) documents; it must be usable as an id prefix."""
     if not source.strip() or source != source.strip() or source in (".", ".."):
-        raise UsageError(f"--source {source!r}: give a name such as `--source manuals`")
+        raise UsageError(
+            f"{setting('source', source)}: give a name such as {setting('source', 'manuals')}"
+        )
     if "/" in source or any(ord(c) < 32 for c in source):
-        raise UsageError(f"--source {source!r}: a source name cannot contain '/' or control codes")
+        raise UsageError(
+            f"{setting('source', source)}: a source name cannot contain '/' or control codes"
+        )
     if len(paths) != 1 or paths[0] == "-":
         raise UsageError(
-            "--source names the documents of one folder: give exactly one PATH (not -), and "
-            "run once per folder, each with its own --source"
+            f"{setting('source')} names the documents of one folder: give exactly one PATH "
+            f"(not -), and run once per folder, each with its own {setting('source')}"
         )
 
 
@@ -508,9 +519,10 @@ def _claim_sources(
         if previous is not None and options.source is None:
             raise UsageError(
                 f"source {name!r} of collection {store.name!r} is the folder {previous}, not "
-                f"{folder}: both would share document ids ({name}/...) and --prune would delete "
-                "each other's documents. Give this folder its own name with --source NAME; or, "
-                f"if the folder moved, re-attach it with --source {name}"
+                f"{folder}: both would share document ids ({name}/...) and {setting('prune')} "
+                "would delete each other's documents. Give this folder its own name with "
+                f"{setting('source', 'NAME')}; or, if the folder moved, re-attach it with "
+                f"{setting('source', name)}"
             )
         if previous is not None:
             progress.notice(f"source {name!r}: moved from {previous} to {folder}")
@@ -546,22 +558,22 @@ def _prune_plan(
         else:
             reasons.append(
                 f"it would delete {len(gone)} of the {len(ids)} stored documents of source "
-                f"{root!r}, more than --max-delete {limit} allows"
+                f"{root!r}, more than {setting('max_delete', str(limit))} allows"
             )
     if not reasons:
         return vanished, None
-    message = f"--prune refused, nothing was deleted: {'; '.join(reasons)}."
+    message = f"{setting('prune')} refused, nothing was deleted: {'; '.join(reasons)}."
     if vanished:
         names = ", ".join(vanished[:_REFUSAL_SHOWN])
         if len(vanished) > _REFUSAL_SHOWN:
             names += f" and {len(vanished) - _REFUSAL_SHOWN} more"
         message += f" It would have deleted {len(vanished)} document(s): {names}."
     if found.errors:
-        message += " Fix what could not be listed, or run without --prune."
+        message += f" Fix what could not be listed, or run without {setting('prune')}."
     else:
         message += (
-            f" If the files are really gone, run again with --max-delete {len(vanished)} "
-            "(or --max-delete 100%)."
+            " If the files are really gone, run again with "
+            f"{setting('max_delete', str(len(vanished)))} (or {setting('max_delete', '100%')})."
         )
     return [], PruneRefused(message)
 
@@ -593,7 +605,10 @@ def _report_unresolved_mentions(
     for doc_id, names in listed[:_UNRESOLVED_SHOWN]:
         progress.notice(f"{doc_id}: no organization named {', '.join(map(repr, names))}")
     if len(listed) > _UNRESOLVED_SHOWN:
-        progress.notice(f"... and {len(listed) - _UNRESOLVED_SHOWN} more documents (see --json)")
+        progress.notice(
+            f"... and {len(listed) - _UNRESOLVED_SHOWN} more documents (all of them: "
+            f"{setting('as_json')}, under unresolved_mentions)"
+        )
     if listed:
         progress.notice(
             "unresolved mentions are kept as text; `stitcher entities load FILE` links them once "
@@ -609,22 +624,18 @@ def _check_settings(store: ChunkStore, wanted: CollectionSettings) -> Collection
     if existing is None:
         raise SettingsMismatch(
             f"collection {store.name!r} was not created by stitcher (no settings recorded on it); "
-            "ingest into another --collection, or convert it first with `stitcher adopt`"
+            f"ingest into another {setting('collection')}, or convert it first with "
+            "`stitcher adopt`"
         )
-    comparable = CollectionSettings(
-        model=wanted.model,
-        dimension=existing.dimension,
-        chunk_size=wanted.chunk_size,
-        chunk_overlap=wanted.chunk_overlap,
-        segmenter=existing.segmenter,
-        layout=existing.layout,
+    differences = existing.refusals(
+        model=wanted.model, chunk_size=wanted.chunk_size, chunk_overlap=wanted.chunk_overlap
     )
-    differences = comparable.differences(existing)
     if differences:
         raise SettingsMismatch(
             f"collection {store.name!r} was built with other settings: "
             + "; ".join(differences)
-            + ". Use the collection's settings, choose another --collection, or delete it "
+            + f". Use the collection's settings, choose another {setting('collection')}, or "
+            "delete it "
             f"(`stitcher drop --collection {store.name} --yes`) and ingest again."
         )
     return existing
@@ -910,7 +921,8 @@ def _check_dimension(
     if existing is not None and existing.dimension and existing.dimension != dimension:
         raise SettingsMismatch(
             f"collection {store.name!r} holds {existing.dimension}-dimensional vectors but the "
-            f"model gives {dimension}; use the collection's model or another --collection"
+            f"model gives {dimension}; use the collection's model or another "
+            f"{setting('collection')}"
         )
 
 

@@ -38,11 +38,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from stitcher.bookkeeping import LEASE_COLLECTION
 from stitcher.config import ConnectionSettings, stitcher_home
-from stitcher.errors import LockHeld
-
-#: Collection holding one lease object per locked collection.
-LEASE_COLLECTION = "StitcherLease"
+from stitcher.errors import LockHeld, setting
 
 #: How long a lease lasts without renewal; the holder renews it every third of that.
 LEASE_SECONDS = 120.0
@@ -97,8 +95,8 @@ def local_lock(
     except Timeout:
         raise LockHeld(
             f"another ingest (or adopt, drop, entities load) into {collection!r} is running on "
-            f"this machine ({_read_holder(holder_file)}); wait for it, or pass --wait to queue "
-            "behind it"
+            f"this machine ({_read_holder(holder_file)}); wait for it, or use "
+            f"{setting('wait', True)} to queue behind it"
         ) from None
     try:
         holder_file.write_text(
@@ -210,7 +208,7 @@ class Lease:
             elif not wait:
                 raise LockHeld(
                     f"collection {self._collection!r} is locked by {current.describe()}; wait "
-                    "for it, or pass --wait to queue behind it"
+                    f"for it, or use {setting('wait', True)} to queue behind it"
                 )
             else:
                 time.sleep(WAIT_POLL_SECONDS)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stitcher import rules
@@ -178,6 +178,14 @@ class CollectionSettings:
             if mine != theirs:
                 out.append(f"{name}: {theirs!r} (collection) != {mine!r} (requested)")
         return out
+
+    def refusals(self, *, model: str, chunk_size: int, chunk_overlap: int) -> list[str]:
+        """Why writing with this model and chunking into a collection built with these settings
+        is refused (empty: it is allowed). Ingest refuses on it and `doctor` warns on it, so both
+        always agree; dimension, segmenter and layout are the collection's own, not asked for.
+        """
+        wanted = replace(self, model=model, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        return wanted.differences(self)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ brackets and `[/x]` would raise MarkupError — whatever markup setting the call
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stitcher.doctor import Check
+from stitcher.errors import worded
 from stitcher.fusion import one_sided
 from stitcher.ingest import SilentProgress
 from stitcher.models import Passage
@@ -139,8 +140,10 @@ def stats_table(console: Console, stats: dict[str, Any]) -> None:
 class IngestDisplay:
     """Live progress on a terminal: files done, chunks embedded, embeddings per second."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, wording: Callable[[str], str] = worded) -> None:
         self._console = console
+        #: Spells the settings a library notice names as flags (stitcher.errors.setting).
+        self._wording = wording
         self._progress = Progress(
             TextColumn("{task.description:<9}"),
             BarColumn(),
@@ -187,14 +190,15 @@ class IngestDisplay:
         self._progress.update(self._chunks, count=count)
 
     def notice(self, message: str) -> None:
-        self._console.print(Text(message, style="yellow"))
+        self._console.print(Text(self._wording(message), style="yellow"))
 
 
 class QuietDisplay(SilentProgress):
     """No live display (not a terminal, e.g. cron): notices still go to stderr."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, wording: Callable[[str], str] = worded) -> None:
         self._console = console
+        self._wording = wording
 
     def __enter__(self) -> QuietDisplay:
         return self
@@ -203,7 +207,7 @@ class QuietDisplay(SilentProgress):
         pass
 
     def notice(self, message: str) -> None:
-        self._console.print(Text(message), highlight=False)
+        self._console.print(Text(self._wording(message)), highlight=False)
 
 
 class InstallDisplay:

@@ -29,16 +29,21 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 8.0
     total_seconds: float = 20.0
+    #: Attempts made even when `total_seconds` has run out (and even above `attempts`). One
+    #: attempt can use up the whole budget by waiting out a server-side timeout; see
+    #: stitcher.faults.past_a_dead_replica.
+    minimum_attempts: int = 1
 
     def __post_init__(self) -> None:
-        if self.attempts < 1:
+        if self.attempts < 1 or self.minimum_attempts < 1:
             raise ValueError("attempts must be at least 1")
         if self.base_delay < 0 or self.max_delay < 0 or self.total_seconds < 0:
             raise ValueError("delays must not be negative")
 
     def delays(self, rng: random.Random) -> Iterator[float]:
-        """The waits before attempts 2, 3, ... (at most attempts - 1 of them)."""
-        for n in range(self.attempts - 1):
+        """The waits before attempts 2, 3, ... (at most attempts - 1 of them, and at least
+        minimum_attempts - 1)."""
+        for n in range(max(self.attempts, self.minimum_attempts) - 1):
             yield rng.uniform(0.0, min(self.max_delay, self.base_delay * 2**n))
 
 
@@ -74,13 +79,19 @@ def call_with_retries(
     rng = rng or random.Random()
     started = clock()
     delays = policy.delays(rng)
+    attempted = 0
     while True:
         try:
+            attempted += 1
             return action()
         except Exception as error:
             if not is_transient(error):
                 raise
             delay = next(delays, None)
-            if delay is None or clock() - started + delay > policy.total_seconds:
+            if delay is None:
+                raise
+            if attempted >= policy.minimum_attempts and (
+                clock() - started + delay > policy.total_seconds
+            ):
                 raise
         sleep(delay)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stitcher.config import DEFAULT_MAX_EXTEND
-from stitcher.errors import UsageError
+from stitcher.errors import UsageError, setting
 from stitcher.filters import Where
 from stitcher.fusion import ModelReading, demote_weak_hits, effective_alpha, one_sided
 from stitcher.models import ChunkRecord, Hit, Passage, SpanRequest
@@ -50,13 +50,15 @@ class SearchOptions:
     def validate(self) -> None:
         """Raise UsageError for values no query could use."""
         if self.limit < 1:
-            raise UsageError("--limit must be at least 1")
+            raise UsageError(f"{setting('limit')} must be at least 1")
         if self.alpha is not None and not 0.0 <= self.alpha <= 1.0:
-            raise UsageError("--alpha must be between 0 (keyword only) and 1 (vector only)")
+            raise UsageError(
+                f"{setting('alpha')} must be between 0 (keyword only) and 1 (vector only)"
+            )
         if self.fusion not in FUSIONS:
-            raise UsageError(f"--fusion must be one of {', '.join(FUSIONS)}")
+            raise UsageError(f"{setting('fusion')} must be one of {', '.join(FUSIONS)}")
         if self.max_extend < 0:
-            raise UsageError("--max-extend must not be negative")
+            raise UsageError(f"{setting('max_extend')} must not be negative")
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ def test_huge_text_is_windowed_at_paragraph_breaks() -> None:
 @pytest.mark.parametrize(
     ("size", "overlap", "message"),
     [
-        (19, 0, "--chunk-size 20"),
+        (19, 0, "chunk_size=20"),  # the CLI says --chunk-size 20
         (250, -1, "negative"),
         (250, 250, "smaller than the chunk size"),
         (100, 300, "smaller than the chunk size"),

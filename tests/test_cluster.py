@@ -29,6 +29,7 @@ from stitcher import server
 from stitcher.config import ConnectionSettings
 from stitcher.ingest import IngestOptions, SilentProgress, ingest
 from stitcher.search import SearchOptions, search
+from stitcher.server import files, supervision
 from stitcher.store.weaviate import WeaviateStore
 from tests.fakes import FakeEmbedder
 
@@ -106,9 +107,9 @@ def kill_node(home: Path, index: int) -> None:
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
-    while server._pid_alive(pid) and time.monotonic() < deadline:
+    while supervision.pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not server._pid_alive(pid)
+    assert not supervision.pid_alive(pid)
 
 
 def restart_killed(home: Path) -> None:
@@ -204,7 +205,7 @@ def test_status_stop_and_start_every_node_through_the_script(cluster_home: Path)
 
     stopped = run_cli(cluster_home, "server", "stop")
     assert stopped.returncode == 0, stopped.stderr
-    assert all(not Path(f"/proc/{pid}").exists() or not server._pid_alive(pid) for pid in pids)
+    assert all(not Path(f"/proc/{pid}").exists() or not supervision.pid_alive(pid) for pid in pids)
     after = json.loads(run_cli(cluster_home, "server", "status", "--json").stdout)
     assert after["state"] == "stopped"
     assert [node["pid"] for node in after["nodes"]] == [None, None, None]
@@ -375,7 +376,7 @@ def test_searches_answer_while_a_node_is_killed(cluster_home: Path, clean: Weavi
                     started_searching.set()  # the kill lands while the stream goes on
                 answers.append((query, passages(clean, query, embedder)))
         killer.join(timeout=60)
-        assert not server._pid_alive(node_statuses(cluster_home)[victim].pid or -1)
+        assert not supervision.pid_alive(node_statuses(cluster_home)[victim].pid or -1)
         # After the kill has certainly happened: one more full round.
         answers.extend((query, passages(clean, query, embedder)) for query in QUERIES)
     finally:
@@ -457,7 +458,7 @@ def test_a_node_killed_between_write_and_delete_never_loses_the_document(
 def test_cluster_nodes_bootstrap_together_with_their_own_data() -> None:
     home = Path("/tmp/home")
     taken: set[int] = set()
-    peers = [server._choose_free_ports(taken) for _ in range(3)]
+    peers = [supervision.choose_free_ports(taken) for _ in range(3)]
     environments = [server.cluster_node_environment(home, i, peers, "k3y") for i in range(3)]
     names = [server.cluster_node_name(i) for i in range(3)]
     raft_join = ",".join(f"{name}:{ports.raft}" for name, ports in zip(names, peers, strict=True))
@@ -488,8 +489,8 @@ def test_a_home_keeps_its_layout(tmp_path: Path) -> None:
         server.start(clustered, nodes=1)
     recorded = tmp_path / "recorded"
     recorded.mkdir()
-    nodes = [server._Node(i, server._choose_free_ports(), None) for i in range(3)]
-    server._write_state(recorded, server._nodes_to_state(nodes))
+    nodes = [files.RecordedNode(i, supervision.choose_free_ports(), None) for i in range(3)]
+    files.write_state(recorded, files.nodes_to_state(nodes))
     with pytest.raises(server.ServerError, match="cannot grow or shrink"):
         server.start(recorded, nodes=5)
     assert server.status(recorded).state == "stopped"

@@ -32,7 +32,7 @@ def test_misspelling_is_forgiven() -> None:
 def test_ambiguous_lists_candidates_and_exits_2() -> None:
     with pytest.raises(AmbiguousError) as info:
         resolve_document("Lyon", DOCS)
-    assert info.value.exit_code == 2
+    assert info.value.exit_status == 2
     assert "lyon.md" in str(info.value) and "lyon.zh.md" in str(info.value)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from stitcher import errors
 from stitcher.errors import ExitStatus
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,6 +98,135 @@ def test_usage_errors_are_2(args: list[str], mentioned: str) -> None:
     assert result.returncode == ExitStatus.USAGE == 2, result.stderr
     assert result.stdout == "" and mentioned in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("kind", "status"),
+    [
+        (errors.UsageError, ExitStatus.USAGE),
+        (errors.AmbiguousError, ExitStatus.USAGE),
+        (errors.FilterError, ExitStatus.USAGE),
+        (errors.ConfigInvalid, ExitStatus.USAGE),
+        (errors.LockHeld, ExitStatus.BUSY),
+        (errors.PruneRefused, ExitStatus.PRUNE_REFUSED),
+        (errors.ServerError, ExitStatus.FAILED),
+        (errors.WriteFailed, ExitStatus.FAILED),
+        (errors.StitcherError, ExitStatus.FAILED),
+    ],
+)
+def test_each_kind_of_error_has_one_exit_status(kind: type, status: ExitStatus) -> None:
+    assert errors.exit_status_of(kind("message")) is status
+    assert kind("message").exit_status is status
+
+
+def test_the_library_names_settings_and_the_cli_spells_them_as_flags() -> None:
+    """The core's message speaks of the value (`limit`); only the CLI's boundary says `--limit`."""
+    from stitcher.search import SearchOptions
+
+    with pytest.raises(errors.UsageError) as refused:
+        SearchOptions(limit=0).validate()
+    assert str(refused.value) == "limit must be at least 1"
+
+    result = run_stitcher("search", "x", "--limit", "0")
+    assert result.returncode == ExitStatus.USAGE, result.stderr
+    assert assert_one_error_line(result.stderr) == "error: --limit must be at least 1"
+
+
+def test_a_suggested_value_becomes_flag_and_value(weaviate_server: Any, tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "docs")
+    result = run_stitcher("ingest", str(corpus), "-c", _collection(), "--chunk-size", "10")
+    assert result.returncode == ExitStatus.USAGE, result.stderr
+    error = assert_one_error_line(result.stderr)
+    assert "use --chunk-size 20 or more" in error and "chunk_size" not in error
+
+    with pytest.raises(errors.UsageError, match="use chunk_size=20 or more"):
+        from stitcher.chunking import validate_chunk_settings
+
+        validate_chunk_settings(10, 0)
+
+
+def _library_sources() -> dict[str, str]:
+    """Every module of the core (not the command line), by path relative to the repository."""
+    front_end = {"cli.py", "cli_entities.py", "render.py"}
+    return {
+        str(path.relative_to(REPO)): path.read_text(encoding="utf-8")
+        for path in sorted((REPO / "stitcher").rglob("*.py"))
+        if path.name not in front_end
+    }
+
+
+def test_every_setting_the_library_names_is_a_flag_of_the_cli() -> None:
+    from stitcher.cli import _flags_of_settings
+
+    named = {
+        name
+        for text in _library_sources().values()
+        for name in re.findall(r"\bsetting\(\s*[\'\"]([a-z_]+)[\'\"]", text)
+    }
+    assert {"limit", "chunk_size", "wait", "max_delete"} <= named  # the scan finds them
+    assert named - set(_flags_of_settings()) == set()
+
+
+#: Core modules whose messages still spell flags; each should name settings instead
+#: (stitcher.errors.setting). The list may only shrink.
+FLAGS_STILL_SPELLED = {
+    "stitcher/api.py",
+    "stitcher/config.py",
+    "stitcher/connect.py",
+    "stitcher/docmatch.py",
+    "stitcher/embed/models.py",
+    "stitcher/foreign/adopt.py",
+    "stitcher/foreign/seed_search.py",
+    "stitcher/fusion.py",
+    "stitcher/graph/model.py",
+    "stitcher/graph/store.py",
+    "stitcher/ids.py",
+    "stitcher/loaders/discovery.py",
+    "stitcher/loaders/rewrap.py",  # not messages: man-page text it recognises ("-a, --all")
+    "stitcher/seed_layout.py",
+    "stitcher/sql.py",
+    "stitcher/store/weaviate.py",
+}
+
+
+def _spelled_flags(source: str, flags: set[str]) -> list[str]:
+    """The CLI's flags written into the string literals of `source` (docstrings and command
+    examples in backticks, `stitcher ingest --prune`, are not messages about a setting)."""
+    import ast
+
+    tree = ast.parse(source)
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            skipped.add(id(body[0].value))
+        if isinstance(node, ast.JoinedStr):
+            skipped.update(id(part) for part in node.values)
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        elif isinstance(node, ast.JoinedStr):
+            text = "".join(p.value if isinstance(p, ast.Constant) else "{}" for p in node.values)
+        else:
+            continue
+        text = re.sub(r"`stitcher [^`]*`", "", text)
+        found += [f for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", text) if f in flags]
+    return found
+
+
+def test_core_messages_name_settings_not_flags() -> None:
+    from stitcher.cli import _flags_of_settings
+
+    flags = set(_flags_of_settings().values())
+    spelling = {path for path, text in _library_sources().items() if _spelled_flags(text, flags)}
+    assert spelling - FLAGS_STILL_SPELLED == set(), "name the setting: stitcher.errors.setting"
+    assert FLAGS_STILL_SPELLED - spelling == set(), "no flags left there: shorten the list"
+    assert _spelled_flags('x = f"use --limit {n} (`stitcher search --limit 3`)"', flags) == [
+        "--limit"
+    ]
 
 
 def test_an_unreachable_server_is_1_and_names_the_url() -> None:

@@ -209,7 +209,7 @@ def poisoned(tmp_path: Path) -> tuple[Any, Path, set[str]]:
 
     store = MemoryStore("Isolation")
     docs = _isolation_corpus(tmp_path)
-    assert _run_memory(store, docs).exit_code == 0
+    assert _run_memory(store, docs).exit_status == 0
     before = _chunks_of(store, "docs/poison.txt")
     assert before
     (docs / "poison.txt").write_text(EN + " POISON in the second version. ", encoding="utf-8")
@@ -218,7 +218,7 @@ def poisoned(tmp_path: Path) -> tuple[Any, Path, set[str]]:
 
 
 def _assert_isolated(summary: IngestSummary, store: Any, before: set[str], words: str) -> None:
-    assert summary.exit_code == 1
+    assert summary.exit_status == 1
     assert list(summary.failed) == ["docs/poison.txt"]
     assert words in summary.failed["docs/poison.txt"]
     assert summary.added == ["docs/good3.txt"] and summary.chunks_written > 0
@@ -313,7 +313,7 @@ def test_a_pdf_with_a_lone_surrogate_fails_alone(
         _pdf_with_lone_surrogate(["The keeper wrote A letter every day.", "Nobody answered."])
     )
     summary = _run_memory(store, docs)
-    assert summary.exit_code == 1 and list(summary.failed) == ["docs/broken.pdf"]
+    assert summary.exit_status == 1 and list(summary.failed) == ["docs/broken.pdf"]
     assert "lone surrogate" in summary.failed["docs/broken.pdf"]
     assert sorted(summary.added) == ["docs/good1.txt", "docs/good2.txt", "docs/poison.txt"]
     assert "docs/broken.pdf" not in store.documents()
@@ -347,7 +347,7 @@ def test_a_collection_retyped_by_hand_is_one_line_naming_the_property(
         with pytest.raises(SchemaChanged) as raised:
             _run_memory(store, _isolation_corpus(tmp_path))
         message = str(raised.value)
-        assert "\n" not in message and raised.value.exit_code == 1
+        assert "\n" not in message and raised.value.exit_status == 1
         assert message.startswith(f"collection {name!r} at Weaviate at ")
         assert "start" in message and "0 document(s) stored" in message
     finally:
@@ -375,7 +375,7 @@ def clean(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("stitcher.ingest.fault_point", lambda phase: reached.update([phase]))
         summary = run_in_process(WeaviateStore(weaviate_client, KILLED), v2, embedder)
-    assert summary.exit_code == 0 and len(summary.deleted) == 2 and len(summary.updated) == 3
+    assert summary.exit_status == 0 and len(summary.deleted) == 2 and len(summary.updated) == 3
     reference = snapshot(weaviate_client, KILLED)
     delete(weaviate_client, KILLED)
     return reference, reached
@@ -420,7 +420,7 @@ def test_sigkill_at_twenty_moments_then_rerun_equals_clean_ingest(
         partial = set(snapshot(weaviate_client, KILLED))
         assert partial != set(reference), f"{moment}: nothing was left to do"
         summary = run_in_process(WeaviateStore(weaviate_client, KILLED), v2, embedder)
-        assert summary.exit_code == 0, (moment, summary.failed)
+        assert summary.exit_status == 0, (moment, summary.failed)
         assert_same(snapshot(weaviate_client, KILLED), reference)
         print(f"killed at {moment}, rerun converged ({time.monotonic() - started:.0f} s)")
     delete(weaviate_client, KILLED)
@@ -473,7 +473,7 @@ def _rerun_and_compare(
     client = _connect(info)
     try:
         summary = run_in_process(WeaviateStore(client, name), docs, embedder)
-        assert summary.exit_code == 0, summary.failed
+        assert summary.exit_status == 0, summary.failed
         assert_same(snapshot(client, name), reference)
     finally:
         client.close()

@@ -217,7 +217,7 @@ def test_ambiguous_lookup_lists_the_candidates(query: str, names: set[str]) -> N
     with pytest.raises(AmbiguousEntity) as caught:
         resolver().one(query)
     assert set(caught.value.candidates) == names
-    assert caught.value.exit_code == 2
+    assert caught.value.exit_status == 2
     for name in names:
         assert name in str(caught.value)
 

@@ -78,7 +78,7 @@ def run(store: Any, root: Path, embedder: FakeEmbedder | None = None, **opts: An
 
 def test_first_run_stores_every_chunk_with_a_chain(store: Any, corpus: Path) -> None:
     summary = run(store, corpus)
-    assert len(summary.added) == 3 and summary.exit_code == 0
+    assert len(summary.added) == 3 and summary.exit_status == 0
     records = _all(store)
     assert store.count() == len(records) == summary.chunks_written == summary.embedded
     by_doc: dict[str, list[ChunkRecord]] = {}
@@ -156,7 +156,7 @@ def test_unreadable_input_is_reported_and_harms_nothing(store: Any, corpus: Path
     (corpus / "broken.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
     (corpus / "rail.txt").write_bytes(b"\x00\x01binary now")  # unreadable: must not be deleted
     summary = run(store, corpus, prune=True)
-    assert summary.exit_code == 3
+    assert summary.exit_status == 3
     assert any("broken.txt" in m for m in summary.unreadable.values())
     assert any("rail.txt" in m for m in summary.unreadable.values())
     assert summary.deleted == []
@@ -180,7 +180,7 @@ def test_an_empty_file_is_skipped_with_a_notice_not_an_error(store: Any, corpus:
         embedder=lambda: embedder,
         progress=Notices(),
     )
-    assert summary.exit_code == 0 and summary.unreadable == {}
+    assert summary.exit_status == 0 and summary.unreadable == {}
     assert sorted(summary.empty) == ["docs/blank.md", "docs/placeholder.txt"]
     assert len(summary.added) == 3
     assert "2 empty" in summary.one_line()
@@ -193,7 +193,7 @@ def test_an_emptied_file_stays_stored_without_prune(store: Any, corpus: Path) ->
     before = {r.id for r in _all(store)}
     (corpus / "rail.txt").write_bytes(b"")
     summary = run(store, corpus)
-    assert summary.exit_code == 0 and summary.empty == ["docs/rail.txt"]
+    assert summary.exit_status == 0 and summary.empty == ["docs/rail.txt"]
     assert {r.id for r in _all(store)} == before
 
 
@@ -202,7 +202,7 @@ def test_an_emptied_file_counts_as_gone_under_prune(store: Any, corpus: Path) ->
     kept = {r.id for r in _all(store) if r.doc_id != "docs/rail.txt"}
     (corpus / "rail.txt").write_bytes(b"")
     summary = run(store, corpus, prune=True)
-    assert summary.exit_code == 0 and summary.deleted == ["docs/rail.txt"]
+    assert summary.exit_status == 0 and summary.deleted == ["docs/rail.txt"]
     assert {r.id for r in _all(store)} == kept
 
 
@@ -247,7 +247,7 @@ def test_write_failures_keep_the_old_version(store: Any, corpus: Path) -> None:
             return [v[:3] if "railway" in t else v for v, t in zip(vectors, texts, strict=False)]
 
     summary = run(store, corpus, Broken())
-    assert summary.exit_code == 1 and "docs/rail.txt" in summary.failed
+    assert summary.exit_status == 1 and "docs/rail.txt" in summary.failed
     # the old version of rail.txt is still complete: nothing was deleted
     assert before <= {r.id for r in _all(store)}
 

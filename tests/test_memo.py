@@ -191,7 +191,7 @@ def test_an_unreadable_memo_only_turns_itself_off(
     path.write_bytes(b"this is not a database" * 100)
     notices: list[str] = []
     summary = run(store, corpus, LoadMemo(path, notice=notices.append))
-    assert len(summary.added) == 3 and summary.exit_code == 0
+    assert len(summary.added) == 3 and summary.exit_status == 0
     summary = run(store, corpus, LoadMemo(path, notice=notices.append))
     assert len(summary.unchanged) == 3 and len(loads) == 6
     assert notices and "memo" in notices[0]

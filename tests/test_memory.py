@@ -131,7 +131,7 @@ def measure(path: Path, load_model: str = "no") -> dict[str, Any]:
         "baseline_mb": round(before),
         "peak_mb": round(peak),
         "chunks": store.written,
-        "exit_code": summary.exit_code,
+        "exit_code": summary.exit_status,
     }
 
 

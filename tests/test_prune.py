@@ -37,11 +37,11 @@ def test_an_empty_listing_is_refused_and_nothing_is_deleted(store: Any, root: Pa
     count = store.count()
     empty_the_folder(root)
     summary = run(store, root, prune=True)
-    assert summary.exit_code == 4 and summary.deleted == []
+    assert summary.exit_status == 4 and summary.deleted == []
     assert isinstance(summary.prune_refused, PruneRefused)
     message = str(summary.prune_refused)
     assert "found no files" in message and "docs/four.txt" in message and "4 document" in message
-    assert "--max-delete" in message
+    assert "max_delete=" in message  # the CLI says --max-delete
     assert store.count() == count
 
 
@@ -51,7 +51,7 @@ def test_more_than_half_of_a_source_is_refused(store: Any, root: Path) -> None:
     for name in ("one", "two", "three"):
         (root / f"{name}.txt").unlink()
     summary = run(store, root, prune=True)
-    assert summary.exit_code == 4 and summary.deleted == [] and store.count() == count
+    assert summary.exit_status == 4 and summary.deleted == [] and store.count() == count
     assert "3 of the 4 stored documents of source 'docs'" in str(summary.prune_refused)
 
 
@@ -60,7 +60,7 @@ def test_half_of_a_source_is_allowed_by_default(store: Any, root: Path) -> None:
     (root / "one.txt").unlink()
     (root / "two.txt").unlink()
     summary = run(store, root, prune=True)
-    assert summary.exit_code == 0 and summary.deleted == ["docs/one.txt", "docs/two.txt"]
+    assert summary.exit_status == 0 and summary.deleted == ["docs/one.txt", "docs/two.txt"]
     assert doc_ids(store) == {"docs/three.txt", "docs/four.txt"}
 
 
@@ -73,14 +73,14 @@ def test_max_delete_sets_the_limit(store: Any, root: Path, limit: str, deleted: 
         (root / f"{name}.txt").unlink()
     summary = run(store, root, prune=True, max_delete=DeleteLimit.parse(limit))
     assert len(summary.deleted) == deleted and len(doc_ids(store)) == 4 - deleted
-    assert summary.exit_code == (0 if deleted else 4)
+    assert summary.exit_status == (0 if deleted else 4)
 
 
 def test_max_delete_100_percent_allows_an_empty_listing(store: Any, root: Path) -> None:
     run(store, root)
     empty_the_folder(root)
     summary = run(store, root, prune=True, max_delete=DeleteLimit.parse("100%"))
-    assert summary.exit_code == 0 and len(summary.deleted) == 4 and doc_ids(store) == set()
+    assert summary.exit_status == 0 and len(summary.deleted) == 4 and doc_ids(store) == set()
 
 
 def test_a_dry_run_shows_the_refusal_and_writes_nothing(store: Any, root: Path) -> None:
@@ -88,7 +88,7 @@ def test_a_dry_run_shows_the_refusal_and_writes_nothing(store: Any, root: Path) 
     count = store.count()
     empty_the_folder(root)
     summary = run(store, root, prune=True, dry_run=True)
-    assert summary.exit_code == 4 and summary.deleted == []
+    assert summary.exit_status == 4 and summary.deleted == []
     assert "found no files" in str(summary.prune_refused)
     assert store.count() == count
 
@@ -98,7 +98,7 @@ def test_a_missing_root_is_refused(store: Any, root: Path) -> None:
     count = store.count()
     shutil.rmtree(root)
     summary = run(store, root, prune=True, max_delete=DeleteLimit.parse("100%"))
-    assert summary.exit_code == 4 and summary.deleted == [] and store.count() == count
+    assert summary.exit_status == 4 and summary.deleted == [] and store.count() == count
     assert "listing had errors" in str(summary.prune_refused)
     assert any("no such file" in m for m in summary.unreadable.values())
 
@@ -109,13 +109,13 @@ def test_adds_and_updates_happen_before_the_refusal(store: Any, root: Path) -> N
         (root / f"{name}.txt").unlink()
     (root / "new.txt").write_text("A new file arrived. " * 5, encoding="utf-8")
     summary = run(store, root, prune=True)
-    assert summary.exit_code == 4 and summary.added == ["docs/new.txt"] and summary.deleted == []
+    assert summary.exit_status == 4 and summary.added == ["docs/new.txt"] and summary.deleted == []
     assert "docs/new.txt" in doc_ids(store) and len(doc_ids(store)) == 5
 
 
 @pytest.mark.parametrize("bad", ["", "-1", "x", "150%", "5.5"])
 def test_bad_max_delete_is_a_usage_error(bad: str) -> None:
-    with pytest.raises(UsageError, match="--max-delete"):
+    with pytest.raises(UsageError, match="max_delete="):
         DeleteLimit.parse(bad)
 
 

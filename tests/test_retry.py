@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -240,7 +241,7 @@ def test_faults_are_one_line_stitcher_errors_naming_server_and_progress() -> Non
         collection="Docs",
     )
     assert isinstance(fault, ServerLost) and isinstance(fault, StitcherError)
-    assert fault.exit_code == 1
+    assert fault.exit_status == 1
     done = fault.with_progress(12, 5, 2)
     assert isinstance(done, ServerLost)
     text = str(done)
@@ -267,3 +268,45 @@ def test_faults_are_one_line_stitcher_errors_naming_server_and_progress() -> Non
         collection="Docs",
     )
     assert isinstance(changed, SchemaChanged) and isinstance(changed, ServerFault)
+
+
+def test_an_aggregation_gets_one_more_attempt_after_a_timeout_spent_the_budget() -> None:
+    """A request that waited out a dead replica's timeout spent the whole budget in one attempt;
+    aggregations (no consistency level) try once more, where a live replica answers."""
+    from stitcher.faults import past_a_dead_replica
+
+    def timing_out_then_answering(fake: FakeTime, action: Flaky) -> Any:
+        def attempt() -> str:
+            if action.errors:
+                fake.now += 60.0  # the server's query timeout
+            return action()
+
+        return attempt
+
+    policy = RetryPolicy(attempts=6, base_delay=0.5, max_delay=8.0, total_seconds=20)
+    for chosen, calls in ((policy, 1), (past_a_dead_replica(policy), 2)):
+        fake, action = FakeTime(), Flaky(Transient())
+        run = timing_out_then_answering(fake, action)
+        if calls == 1:
+            with pytest.raises(Transient):
+                call_with_retries(
+                    run,
+                    is_transient=transient_only,
+                    policy=chosen,
+                    sleep=fake.sleep,
+                    clock=fake.clock,
+                )
+        else:
+            assert (
+                call_with_retries(
+                    run,
+                    is_transient=transient_only,
+                    policy=chosen,
+                    sleep=fake.sleep,
+                    clock=fake.clock,
+                )
+                == "ok"
+            )
+        assert action.calls == calls
+    # Even a policy that never retries gives an aggregation its second attempt.
+    assert len(list(past_a_dead_replica(NO_RETRY).delays(random.Random(0)))) == 1

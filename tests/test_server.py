@@ -24,6 +24,7 @@ import pytest
 
 from stitcher import config, provision, server
 from stitcher.errors import ServerError
+from stitcher.server import supervision
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -171,9 +172,9 @@ def test_server_that_exits_at_start_is_reported_with_its_log(
 def test_recorded_port_taken_by_another_process_is_named(
     home: Path, binary_required: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server, "PORT_RELEASE_GRACE", 0.2)
+    monkeypatch.setattr(supervision, "PORT_RELEASE_GRACE", 0.2)
     home.mkdir()
-    ports = server._choose_free_ports()
+    ports = supervision.choose_free_ports()
     state = {
         f"{name}_port": getattr(ports, name) for name in ("http", "grpc", "gossip", "data", "raft")
     }
@@ -512,3 +513,34 @@ def test_gse_dictionary_dir_follows_the_module_cache(fake_go: Path, tmp_path: Pa
     dictionaries = tmp_path / "gopath" / "pkg" / "mod" / provision.GSE_MODULE_DIR / "data"
     dictionaries.mkdir(parents=True)
     assert provision.gse_dictionary_dir() == dictionaries
+
+
+def test_status_lists_user_collections_not_stitchers_bookkeeping(
+    weaviate_server: server.ServerInfo,
+) -> None:
+    """Leases and the source registry are stitcher's own collections, not the user's: `server
+    status` (table and --json) leaves them out and still lists the user's."""
+    from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
+    from tests.test_exit_codes import run_stitcher
+
+    url, key = weaviate_server.url, weaviate_server.api_key()
+    user = "ServerStatusUser"
+    created = []
+    for name in [*sorted(BOOKKEEPING_COLLECTIONS), user]:
+        if http_status(url, "/v1/schema", key, {"class": name, "vectorizer": "none"}) == 200:
+            created.append(name)
+    try:
+        assert user in created
+        listed = {c.name for c in server.status(weaviate_server.home).collections}
+        assert user in listed and not listed & BOOKKEEPING_COLLECTIONS
+
+        result = run_stitcher("server", "status", "--json")
+        assert result.returncode == 0, result.stderr
+        names = {c["name"] for c in json.loads(result.stdout)["collections"]}
+        assert user in names and not names & BOOKKEEPING_COLLECTIONS
+        table = run_stitcher("server", "status")
+        assert user in table.stdout
+        assert not any(name in table.stdout for name in BOOKKEEPING_COLLECTIONS)
+    finally:
+        for name in created:
+            assert http_status_delete(url, f"/v1/schema/{name}", key) == 200

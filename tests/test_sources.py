@@ -75,7 +75,7 @@ def doc_ids(store: Any) -> set[str]:
 def test_the_default_source_is_the_folder_name(store: Any, tmp_path: Path) -> None:
     root = make_root(tmp_path, "a")
     summary = run(store, root)
-    assert summary.exit_code == 0
+    assert summary.exit_status == 0
     assert doc_ids(store) == {"docs/one.txt", "docs/two.txt", "docs/three.txt"}
     assert store.source_roots() == {"docs": str(root)}
 
@@ -89,8 +89,8 @@ def test_another_folder_with_the_same_name_is_refused_and_nothing_changes(
     with pytest.raises(UsageError) as refused:
         run(store, second, prune=True)
     message = str(refused.value)
-    assert str(first) in message and str(second) in message and "--source" in message
-    assert refused.value.exit_code == 2
+    assert str(first) in message and str(second) in message and "source=" in message
+    assert refused.value.exit_status == 2
     assert (doc_ids(store), store.count(), store.source_roots()) == before
 
 
@@ -109,7 +109,7 @@ def test_named_sources_coexist_and_prune_stays_inside_its_own(store: Any, tmp_pa
     assert store.source_roots() == {"a": str(a), "b": str(b)}
     (a / "two.txt").unlink()
     summary = run(store, a, source="a", prune=True)
-    assert summary.deleted == ["a/two.txt"] and summary.exit_code == 0
+    assert summary.deleted == ["a/two.txt"] and summary.exit_status == 0
     summary = run(store, b, source="b", prune=True)
     assert summary.deleted == [] and len(summary.unchanged) == 3
     assert {d for d in doc_ids(store) if d.startswith("b/")} == {
@@ -144,7 +144,7 @@ def test_a_dry_run_registers_nothing(store: Any, tmp_path: Path) -> None:
 def test_bad_source_names_are_usage_errors(bad: str, tmp_path: Path) -> None:
     from stitcher.store.memory import MemoryStore
 
-    with pytest.raises(UsageError, match="--source"):
+    with pytest.raises(UsageError, match="source="):
         run(MemoryStore("T"), make_root(tmp_path, "a"), source=bad)
 
 

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from stitcher.bookkeeping import SOURCES_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
     SettingsMismatch,
@@ -26,7 +27,7 @@ from stitcher.errors import (
     UsageError,
     WriteFailed,
 )
-from stitcher.faults import ServerTimeout, classify, is_transient, server_fault
+from stitcher.faults import classify, is_transient, past_a_dead_replica, server_fault
 from stitcher.filters import Where
 from stitcher.models import (
     ChunkRecord,
@@ -174,7 +175,7 @@ class WeaviateStore:
         url = getattr(getattr(self._client, "_connection", None), "url", None)
         return str(url) if url else "the server"
 
-    def _call(self, doing: str, action: Callable[[], T]) -> T:
+    def _call(self, doing: str, action: Callable[[], T], policy: RetryPolicy | None = None) -> T:
         """Run one idempotent request, retrying transient failures with back-off and jitter.
 
         What still fails becomes a one-line ServerFault naming the server and what was being
@@ -182,7 +183,10 @@ class WeaviateStore:
         """
         try:
             return call_with_retries(
-                action, is_transient=is_transient, policy=self._retry_policy, rng=self._rng
+                action,
+                is_transient=is_transient,
+                policy=policy or self._retry_policy,
+                rng=self._rng,
             )
         except StitcherError:
             raise
@@ -192,17 +196,9 @@ class WeaviateStore:
             ) from None
 
     def _call_aggregate(self, doing: str, action: Callable[[], T]) -> T:
-        """`_call` for aggregations, which take no consistency level.
-
-        Weaviate sends an aggregation to one replica of each shard; right after a node dies it
-        may pick that node's and wait out the whole query timeout (measured on 1.38: 60 s, once)
-        while searches and fetches at QUORUM go on. By then gossip has marked the node dead, so
-        one more attempt reaches a live replica.
-        """
-        try:
-            return self._call(doing, action)
-        except ServerTimeout:
-            return self._call(doing, action)
+        """`_call` for aggregations, which take no consistency level: see
+        stitcher.faults.past_a_dead_replica."""
+        return self._call(doing, action, past_a_dead_replica(self._retry_policy))
 
     def exists(self) -> bool:
         """Whether the collection exists."""
@@ -964,9 +960,6 @@ def _kind_of_property(data_type: str, tokenization: Any) -> Kind | None:
         return "word" if token == "word" else "text"
     return kinds.get(data_type)
 
-
-#: Where each source of each collection is registered (stitcher.ingest checks it).
-SOURCES_COLLECTION = "StitcherSources"
 
 _BOOKKEEPING_NAMESPACE = uuid.UUID("0d5c8a0e-2f4b-5a71-8e3c-6b9f1d2a7c44")
 

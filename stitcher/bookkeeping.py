@@ -1,0 +1,11 @@
+"""The collections stitcher keeps on a server for itself. Constants only, so that even the
+server's status (stitcher.server) can leave them out without importing anything heavy."""
+
+from __future__ import annotations
+
+#: Collection holding one lease object per locked collection (stitcher.locks).
+LEASE_COLLECTION = "StitcherLease"
+#: Where each source of each collection is registered (stitcher.ingest checks it).
+SOURCES_COLLECTION = "StitcherSources"
+#: Never listed among the user's collections.
+BOOKKEEPING_COLLECTIONS = frozenset({LEASE_COLLECTION, SOURCES_COLLECTION})

@@ -1,0 +1,252 @@
+"""The files a local server keeps under its home: layout, server.json, the API key, logs.
+
+Layout of a home:
+    server.json   pid, ports, version, start time (ports are chosen once so the URL stays stable)
+    server.lock   serialises start/stop between processes
+    api-key       random API key, mode 0600 (the server refuses requests without it)
+    weaviate.log  the server's stdout and stderr
+    data/         PERSISTENCE_DATA_PATH
+
+A local cluster keeps each node's data and log under nodes/<name>/ instead, and server.json lists
+every node under "nodes". Nothing here starts or asks a process anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from stitcher import config
+from stitcher.errors import ServerError
+
+STATE_FILE = "server.json"
+
+LOCK_FILE = "server.lock"
+
+API_KEY_FILE = "api-key"
+
+LOG_FILE = "weaviate.log"
+
+DATA_DIR = "data"
+
+#: Where the filesystem backup module writes, under the server's home.
+BACKUPS_DIR = "backups"
+
+#: Where the nodes of a local cluster keep their data and logs: home/nodes/<name>/.
+NODES_DIR = "nodes"
+
+#: Raft remembers the node name in the data directory, so it must never change for a home.
+NODE_NAME = "stitcher"
+
+API_KEY_USER = "stitcher"
+
+LOG_ROTATE_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Every port one local node needs. The raft internal RPC port is always `raft + 1`."""
+
+    http: int
+    grpc: int
+    gossip: int
+    data: int
+    raft: int
+
+    @property
+    def raft_internal(self) -> int:
+        """Weaviate derives its internal raft RPC port from RAFT_PORT; it is not configurable."""
+        return self.raft + 1
+
+    def named(self) -> dict[str, int]:
+        """Port numbers by what they are for (for messages)."""
+        return {
+            "REST": self.http,
+            "gRPC": self.grpc,
+            "gossip": self.gossip,
+            "cluster data": self.data,
+            "raft": self.raft,
+            "raft internal": self.raft_internal,
+        }
+
+
+@dataclass(frozen=True)
+class RecordedNode:
+    """One node of a local cluster as server.json records it."""
+
+    index: int
+    ports: Ports
+    pid: int | None
+
+    @property
+    def name(self) -> str:
+        return cluster_node_name(self.index)
+
+
+def cluster_node_name(index: int) -> str:
+    """Name of node `index` of a local cluster (raft remembers it: never change it)."""
+    return f"{NODE_NAME}-{index}"
+
+
+def node_directory(home: Path, index: int) -> Path:
+    return home / NODES_DIR / cluster_node_name(index)
+
+
+def is_cluster_state(state: dict[str, Any]) -> bool:
+    return isinstance(state.get("nodes"), list)
+
+
+def nodes_from_state(state: dict[str, Any]) -> list[RecordedNode]:
+    found = []
+    for index, entry in enumerate(state.get("nodes") or []):
+        ports = ports_from_state(entry) if isinstance(entry, dict) else None
+        if ports is None:
+            raise ServerError(
+                f"node {index} in server.json has no ports: stop the cluster, delete server.json "
+                "and start it again"
+            )
+        pid = entry.get("pid")
+        found.append(RecordedNode(index, ports, pid if isinstance(pid, int) else None))
+    return found
+
+
+def nodes_to_state(
+    nodes: list[RecordedNode], versions: dict[int, str] | None = None
+) -> dict[str, Any]:
+    entries = []
+    for node in nodes:
+        entry: dict[str, Any] = {"name": node.name, **ports_to_state(node.ports), "pid": node.pid}
+        if versions and node.index in versions:
+            entry["version"] = versions[node.index]
+        entries.append(entry)
+    return {"nodes": entries, "started_at": utc_now()}
+
+
+def resolve_home(home: Path | None) -> Path:
+    resolved = Path(home).expanduser() if home is not None else config.stitcher_home()
+    resolved = resolved.absolute()
+    resolved.mkdir(parents=True, exist_ok=True)
+    return resolved
+
+
+@contextlib.contextmanager
+def home_lock(home: Path, timeout: float) -> Iterator[None]:
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(home / LOCK_FILE), timeout=timeout)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise ServerError(
+            f"Another stitcher process holds {home / LOCK_FILE} (starting or stopping the "
+            "server); wait for it and retry"
+        ) from None
+
+
+def read_state(home: Path) -> dict[str, Any]:
+    try:
+        loaded = json.loads((home / STATE_FILE).read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        raise ServerError(
+            f"{home / STATE_FILE} is unreadable ({error}): delete it and start again"
+        ) from None
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def write_state(home: Path, state: dict[str, Any]) -> None:
+    target = home / STATE_FILE
+    staging = target.with_suffix(".json.tmp")
+    staging.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+    os.replace(staging, target)
+
+
+_PORT_FIELDS = {
+    "http": "http_port",
+    "grpc": "grpc_port",
+    "gossip": "gossip_port",
+    "data": "data_port",
+    "raft": "raft_port",
+}
+
+
+def ports_from_state(state: dict[str, Any]) -> Ports | None:
+    values = {attr: state.get(key) for attr, key in _PORT_FIELDS.items()}
+    if not all(isinstance(value, int) for value in values.values()):
+        return None
+    return Ports(**values)  # type: ignore[arg-type]
+
+
+def ports_to_state(ports: Ports) -> dict[str, int]:
+    return {key: getattr(ports, attr) for attr, key in _PORT_FIELDS.items()}
+
+
+def ensure_api_key(key_file: Path) -> str:
+    if key_file.is_file():
+        return read_api_key(key_file)
+    key = secrets.token_urlsafe(32)
+    # Created 0600 from the first byte on: no window where another user could read it.
+    descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(key + "\n")
+    return key
+
+
+def read_api_key(key_file: Path) -> str:
+    try:
+        key = key_file.read_text().strip()
+    except OSError as error:
+        raise ServerError(f"Cannot read the API key file {key_file}: {error.strerror}") from None
+    if not key:
+        raise ServerError(f"The API key file {key_file} is empty: delete it and restart the server")
+    return key
+
+
+def tail_lines(path: Path, lines: int) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 64 * 1024))
+            text = handle.read().decode(errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
+def readable_log_line(log_line: str) -> str:
+    """Weaviate logs JSON lines; keep the level, message and error of one, drop the build noise."""
+    try:
+        entry = json.loads(log_line)
+    except ValueError:
+        return log_line.strip()
+    if not isinstance(entry, dict) or "msg" not in entry:
+        return log_line.strip()
+    text = f"{entry.get('level', 'info')}: {entry['msg']}"
+    if entry.get("error"):
+        text += f" ({entry['error']})"
+    return text
+
+
+def rotate_log(log_file: Path) -> None:
+    # The log is appended to across restarts; keep one previous generation once it gets big.
+    with contextlib.suppress(OSError):
+        if log_file.stat().st_size > LOG_ROTATE_BYTES:
+            os.replace(log_file, log_file.with_name(log_file.name + ".1"))
+
+
+def local_url(http_port: int) -> str:
+    return f"http://127.0.0.1:{http_port}"
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
