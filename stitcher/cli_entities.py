@@ -87,10 +87,9 @@ def show(
 ) -> None:
     """Print one entity, its links in both directions and the documents that mention it."""
     from stitcher.api import Stitcher
-    from stitcher.graph.store import EntityStore
 
     with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
-        view = EntityStore(s.client, s.collection).show(name, kind)
+        view = s.store.entities().show(name, kind)
     data = view.to_json()
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False))
@@ -121,10 +120,9 @@ def list_entities(
     """List the loaded entities: kind, id, name, aliases and place."""
     from stitcher.api import Stitcher
     from stitcher.graph.model import KINDS, name_key
-    from stitcher.graph.store import EntityStore
 
     with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
-        found = EntityStore(s.client, s.collection).entities([kind] if kind else list(KINDS))
+        found = s.store.entities().entities([kind] if kind else list(KINDS))
     found.sort(key=lambda e: (e.kind, name_key(e.name), e.id))
     if as_json:
         rows = [

@@ -215,7 +215,7 @@ def adopt(
     """
     from stitcher.embed import resolve_model
     from stitcher.ids import canonical_collection_name
-    from stitcher.seed_layout import detect_layout
+    from stitcher.store.weaviate import detect_layout
 
     started = time.monotonic()
     say = progress or _SilentProgress()

@@ -7,9 +7,10 @@ Both pass the contract suite in tests/test_store_contract.py.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 from stitcher.filters import Where
+from stitcher.graph.resolve import EntityLookup
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
@@ -18,6 +19,10 @@ from stitcher.models import (
     StoredDocument,
     WriteFailure,
 )
+
+#: How a collection is laid out: stitcher's own (settings recorded), seed 003's LangChain
+#: layout (`text` + `parent_id`, see stitcher.seed_layout), or anything else.
+Layout = Literal["stitcher", "seed", "unknown"]
 
 
 class ChunkStore(Protocol):
@@ -30,6 +35,18 @@ class ChunkStore(Protocol):
 
     def exists(self) -> bool:
         """Whether the collection exists."""
+        ...
+
+    def drop(self) -> bool:
+        """Delete the collection and forget its registered sources; False when it did not exist."""
+        ...
+
+    def layout(self) -> Layout:
+        """Which layout the collection has (CollectionMissing when it does not exist)."""
+        ...
+
+    def entities(self) -> EntityLookup:
+        """The entities (organizations, people) loaded for this collection, for lookups."""
         ...
 
     def create(self, settings: CollectionSettings) -> None:

@@ -447,3 +447,13 @@ def filter_values(field: str, kind: Kind, value: Any) -> list[Any]:
     if not items:
         raise FilterError(f"filter on {field!r}: 'any' needs at least one value")
     return [filter_value(field, kind, item) for item in items]
+
+
+def contains_pattern(value: str) -> str:
+    """The `like` pattern for a substring match.
+
+    Weaviate's `like` has no escape for its wildcards `*` and `?`, so a literal `*` or `?` in the
+    value becomes `?` (any one character): the filter can then also match a different character
+    in that position, never miss a real match. All other characters match literally.
+    """
+    return "*" + value.replace("*", "?") + "*"

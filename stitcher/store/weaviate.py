@@ -28,6 +28,7 @@ from stitcher.errors import (
 )
 from stitcher.faults import ServerTimeout, classify, is_transient, server_fault
 from stitcher.filters import Where
+from stitcher.graph.paths import MENTIONS, MENTIONS_REF
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
@@ -38,6 +39,8 @@ from stitcher.models import (
     WriteFailure,
 )
 from stitcher.retry import RetryPolicy, call_with_retries
+from stitcher.store.base import Layout
+from stitcher.store.entities import EntityStore, MentionLinker
 from stitcher.store.schema import (
     CORE_PROPERTIES,
     ExtraProperty,
@@ -146,13 +149,25 @@ class WeaviateStore:
         self._present: set[str] = set()
         self._references: set[str] = set()
         self._known_to_exist = False
-        self._linker: Any = None  # stitcher.graph.store.MentionLinker, made on first mention
+        self._linker: MentionLinker | None = None  # made on the first mention
         self._unresolved: dict[str, dict[str, None]] = {}
 
     @property
     def name(self) -> str:
         """The collection's name as the server spells it."""
         return self._name
+
+    def entities(self) -> EntityStore:
+        """The entity collections (organizations, people) that belong to this collection."""
+        return EntityStore(self._client, self._name)
+
+    def layout(self) -> Layout:
+        """Which layout the collection has: "stitcher", "seed" or "unknown" (see `detect_layout`).
+
+        Raises:
+            CollectionMissing: The collection does not exist.
+        """
+        return detect_layout(self._client, self._name)
 
     @property
     def consistency(self) -> str:
@@ -791,6 +806,15 @@ class WeaviateStore:
         else:
             registry.data.insert(properties=properties, uuid=object_id)
 
+    def drop(self) -> bool:
+        """Delete the collection and forget its registered sources; False when it did not exist."""
+        if not self.exists():
+            return False
+        self._client.collections.delete(self._name)
+        self._known_to_exist = False
+        self.forget_sources()
+        return True
+
     def forget_sources(self) -> None:
         """Remove this collection's sources from the registry (the collection was dropped)."""
         from weaviate.classes.query import Filter
@@ -812,14 +836,11 @@ class WeaviateStore:
 
     def _mention_references(self, records: Sequence[ChunkRecord]) -> dict[str, list[str]]:
         """Object ids of the organizations each record's document mentions, by record id."""
-        from stitcher.graph.paths import MENTIONS, MENTIONS_REF
 
         wanted = [r for r in records if r.metadata.get(MENTIONS)]
         if not wanted:
             return {}
         if self._linker is None:
-            from stitcher.graph.store import MentionLinker
-
             self._linker = MentionLinker(self._client, self._name)
             if self._linker.prepare():
                 self._references.add(MENTIONS_REF)
@@ -849,8 +870,6 @@ class WeaviateStore:
         """
         from weaviate.classes.data import DataObject
         from weaviate.exceptions import WeaviateInsertManyAllFailedError
-
-        from stitcher.graph.paths import MENTIONS_REF
 
         collection = self._collection
         references = references or {}
@@ -1110,3 +1129,34 @@ def _extra_property(extra: ExtraProperty) -> Property:
         data_type=data_type,
         index_range_filters=data_type in (DataType.INT, DataType.NUMBER, DataType.DATE),
     )
+
+
+#: Properties a seed-layout collection has (LangChain's text key and the seed's chain link).
+SEED_PROPERTIES = frozenset({"text", "parent_id"})
+
+
+def detect_layout(client: Any, name: str) -> Layout:
+    """Which layout a collection has.
+
+    "stitcher": stitcher's settings are recorded in its description. "seed": no settings, but a
+    `text` and a `parent_id` property (LangChain's text key and seed 003's chain link; `source`
+    is usual but not required). "unknown": anything else.
+
+    Args:
+        client: A connected `weaviate.WeaviateClient`.
+        name: The collection's name.
+
+    Raises:
+        CollectionMissing: The collection does not exist.
+    """
+    if not client.collections.exists(name):
+        raise CollectionMissing(
+            f"collection {name!r} does not exist on the server; check --collection"
+        )
+    config = client.collections.use(name).config.get()
+    if settings_from_description(config.description) is not None:
+        return "stitcher"
+    names = {prop.name for prop in config.properties}
+    if names >= SEED_PROPERTIES:
+        return "seed"
+    return "unknown"
