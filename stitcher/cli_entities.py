@@ -14,6 +14,10 @@ from typing import Annotated
 import typer
 
 from stitcher.config import DEFAULT_COLLECTION
+from stitcher.graph.model import KINDS, name_key, read_entities
+
+# The commands import stitcher.api when they run, as stitcher.cli does: the library core (and
+# through it the embedders and the Weaviate store) is not loaded for `stitcher --help`.
 
 entities_app = typer.Typer(
     help="Organizations and people (with their links) that documents mention; filters follow "
@@ -61,7 +65,6 @@ def load(
 ) -> None:
     """Create or update entities and their links (idempotent), then re-link stored mentions."""
     from stitcher.api import Stitcher
-    from stitcher.graph.model import read_entities
 
     entities = [entity for path in files for entity in read_entities(path, kind)]
     with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
@@ -119,7 +122,6 @@ def list_entities(
 ) -> None:
     """List the loaded entities: kind, id, name, aliases and place."""
     from stitcher.api import Stitcher
-    from stitcher.graph.model import KINDS, name_key
 
     with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
         found = s.store.entities().entities([kind] if kind else list(KINDS))

@@ -52,10 +52,14 @@ from pydantic import (
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_COLLECTION
 from stitcher.errors import FilterError, StitcherError, UsageError
 from stitcher.filters import Condition, Where
+from stitcher.graph import AmbiguousEntity, news_conditions
 from stitcher.graph.model import MENTIONED_KIND
+from stitcher.ids import canonical_collection_name
 from stitcher.models import Passage
 from stitcher.session import Session
 from stitcher.session import as_where as parse_where_argument
+from stitcher.store.schema import parse_date
+from stitcher.where import parse_condition
 
 #: Most passages one tool call may ask for: more only floods the agent's context.
 MAX_TOOL_LIMIT = 20
@@ -172,14 +176,15 @@ class StitchedRetriever(BaseRetriever):
     def _one_connection(self) -> StitchedRetriever:
         if self.stitcher is not None and (self.url is not None or self.api_key is not None):
             raise ValueError("pass either `stitcher` or `url`/`api_key`, not both")
-        if self.stitcher is not None and self.collection is not None:
-            from stitcher.ids import canonical_collection_name
-
-            if canonical_collection_name(self.collection) != self.stitcher.collection:
-                raise ValueError(
-                    f"collection {self.collection!r} differs from the stitcher's "
-                    f"{self.stitcher.collection!r}: leave `collection` out"
-                )
+        if (
+            self.stitcher is not None
+            and self.collection is not None
+            and canonical_collection_name(self.collection) != self.stitcher.collection
+        ):
+            raise ValueError(
+                f"collection {self.collection!r} differs from the stitcher's "
+                f"{self.stitcher.collection!r}: leave `collection` out"
+            )
         return self
 
     def get_stitcher(self) -> Session:
@@ -350,8 +355,6 @@ def stitched_search_tool(
     known_fields = {f.name: f.kind for f in offered}
 
     def run(**given: Any) -> str:
-        from stitcher.graph import AmbiguousEntity
-
         try:
             query = str(given.get("query") or "").strip()
             where = tool_where(given, arguments, known_fields)
@@ -396,8 +399,6 @@ def _graph_conditions(
     stitcher: Session, given: Mapping[str, Any], arguments: Mapping[str, ToolArgument]
 ) -> tuple[Condition, ...]:
     """Seed 000's NewsInput arguments (organization, country, sentiment) as conditions."""
-    from stitcher.graph import news_conditions
-
     values = {
         spec.field: given.get(argument)
         for argument, spec in arguments.items()
@@ -570,8 +571,6 @@ def tool_where(
     given: Mapping[str, Any], arguments: Mapping[str, ToolArgument], known_fields: Mapping[str, str]
 ) -> Where:
     """The filter the tool's arguments ask for; FilterError names the bad argument."""
-    from stitcher.where import parse_condition
-
     conditions: list[Condition] = []
     for argument, value in given.items():
         spec = arguments.get(argument)
@@ -619,8 +618,6 @@ def date_bound(field: str, text: str, *, upper: bool, argument: str | None = Non
     match = _ISO_PREFIX.fullmatch(value)
     try:
         if match is None:
-            from stitcher.store.schema import parse_date
-
             parse_date(value)  # a full ISO datetime: validated here, compared as given
             return Condition(field, "le" if upper else "ge", value)
         year = int(match.group(1))

@@ -6,9 +6,10 @@ the LangChain adapter (stitcher.langchain) sits between the two, on top of this 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -18,19 +19,39 @@ from stitcher.config import (
     DEFAULT_MAX_EXTEND,
     ConnectionSettings,
     connection_settings,
+    stitcher_home,
 )
-from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch
+from stitcher.connect import connect
+from stitcher.docmatch import DocumentName, resolve_document
+from stitcher.embed import (
+    Embedder,
+    ModelRef,
+    document_embedder,
+    export_onnx,
+    model_reading,
+    needs_onnx_export,
+    onnx_export_dir,
+    query_embedder,
+    resolve_model,
+)
+from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError
 from stitcher.filters import Condition, Where
+from stitcher.graph import org_condition
+from stitcher.ids import canonical_collection_name
+from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary, ingest
+from stitcher.locks import LEASE_COLLECTION, Lease, local_lock, lock_key
+from stitcher.memo import LoadMemo
 from stitcher.models import CollectionSettings, Passage
-from stitcher.search import SearchOptions, SearchResult
+from stitcher.search import SearchOptions, SearchResult, search
+from stitcher.search import latest as latest_search
+from stitcher.seed_layout import adopt, seed_search
+from stitcher.sql import run_readonly
+from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
+from stitcher.transfer import export_collection, export_target, import_collection
+from stitcher.where import parse_where
 
 if TYPE_CHECKING:
     from typing_extensions import Self
-
-    from stitcher.docmatch import DocumentName
-    from stitcher.embed import Embedder, ModelRef
-    from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary
-    from stitcher.store.weaviate import WeaviateStore
 
 Notice = Callable[[str], None]
 
@@ -92,8 +113,6 @@ class Session:
         replication_factor: int | None = None,
         consistency: str = "quorum",
     ) -> None:
-        from stitcher.ids import canonical_collection_name
-
         # Replicas of a collection this instance creates (None: 1 on one node, 3 on a cluster)
         # and replicas that must answer each read/write/delete (stitcher.store.weaviate).
         self._replication_factor = replication_factor
@@ -115,8 +134,6 @@ class Session:
     def client(self) -> Any:
         """The connected `weaviate.WeaviateClient` (connects on first use)."""
         if self._client is None:
-            from stitcher.connect import connect
-
             self._client = connect(self.connection, notice=self._notice)
         return self._client
 
@@ -124,8 +141,6 @@ class Session:
     def store(self) -> WeaviateStore:
         """The collection as a `ChunkStore`."""
         if self._store is None:
-            from stitcher.store.weaviate import WeaviateStore
-
             self._store = WeaviateStore(
                 self.client,
                 self.collection,
@@ -167,22 +182,9 @@ class Session:
         A dry run reads only and takes no lock. Files whose bytes are those of a load the
         collection still holds are not loaded again (stitcher.memo), unless ``reread=True``.
         """
-        from stitcher.config import stitcher_home
-        from stitcher.embed import resolve_model
-        from stitcher.ingest import IngestOptions, ingest
-        from stitcher.locks import lock_key
-        from stitcher.memo import LoadMemo
-
         model_ref = resolve_model(model)
 
         def make_embedder() -> Any:
-            from stitcher.embed import (
-                document_embedder,
-                export_onnx,
-                needs_onnx_export,
-                onnx_export_dir,
-            )
-
             embedder = document_embedder(model_ref, (options or IngestOptions()).batch_size)
             if needs_onnx_export(model_ref) and onnx_export_dir(model_ref) is None:
                 # torch is loaded now anyway: this is the cheap moment to prepare the fast
@@ -221,7 +223,6 @@ class Session:
         if dry_run:
             yield
             return
-        from stitcher.locks import Lease
 
         with self._ingest_lock(wait, command):
             lease = Lease(self.client, self.collection, command=command, notice=self._notice)
@@ -231,8 +232,6 @@ class Session:
     @contextmanager
     def _ingest_lock(self, wait: bool, command: str = "ingest") -> Iterator[None]:
         """The file lock alone: writers on this machine (the lease covers other machines)."""
-        from stitcher.locks import local_lock
-
         with local_lock(self.connection, self.collection, wait=wait, command=command):
             yield
 
@@ -268,9 +267,6 @@ class Session:
         )
 
     def _missing_message(self) -> str:
-        from stitcher.locks import LEASE_COLLECTION
-        from stitcher.store.weaviate import SOURCES_COLLECTION
-
         bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
         names = sorted(set(self.client.collections.list_all(simple=True)) - bookkeeping)
         listing = ", ".join(names) if names else "none yet: run `stitcher ingest PATH` first"
@@ -278,8 +274,6 @@ class Session:
 
     def query_embedder(self, model: str | None = None) -> Embedder:
         """The embedder for queries: the collection's own model, via ONNX when exported."""
-        from stitcher.embed import query_embedder, resolve_model
-
         settings = self.collection_settings()
         ref: ModelRef = resolve_model(model or settings.model)
         if ref.name != settings.model:
@@ -320,11 +314,6 @@ class Session:
             org: restrict to chunks mentioning this organization (forgiving name or alias;
                 AmbiguousEntity lists several) — needs entities loaded (`stitcher entities`).
         """
-        from dataclasses import replace
-
-        from stitcher.search import latest as latest_search
-        from stitcher.search import search
-
         options = options or SearchOptions()
         options.validate()
         layout = self._layout()  # a missing or foreign collection fails here, clearly
@@ -333,12 +322,8 @@ class Session:
         if doc is not None:
             where = where.and_(Condition("doc_id", "eq", self.resolve_document(doc).doc_id))
         if org is not None:
-            from stitcher.graph import org_condition
-
             where = where.and_(org_condition(self.store.entities(), org))
         if sql is not None:
-            from stitcher.sql import run_readonly
-
             rows = run_readonly(sql.db, sql.sql)
             extra = {"sql": sql.sql, "sql_columns": rows.columns, "sql_rows": rows.rows}
             values = rows.first_column()
@@ -352,8 +337,6 @@ class Session:
         if latest or not (query and query.strip()):
             result = latest_search(self.store, options)
         else:
-            from stitcher.embed import model_reading
-
             embedder = self.query_embedder(model)
             result = search(
                 self.store, query, embedder.embed_query, options, reading=model_reading(embedder)
@@ -366,10 +349,6 @@ class Session:
         self, query: str | None, options: SearchOptions, model: str | None, unsupported: bool
     ) -> SearchResult:
         """Stitched search on a seed-layout collection (no offsets: chains and text overlap)."""
-        from stitcher.embed import query_embedder, resolve_model
-        from stitcher.errors import UsageError
-        from stitcher.seed_layout import seed_search
-
         if options.where or unsupported or not (query and query.strip()):
             raise UsageError(
                 f"collection {self.collection!r} was built the seed's way (no stitcher metadata): "
@@ -404,9 +383,6 @@ class Session:
         Returns an AdoptReport; later `ingest` runs take the collection over and embed only
         chunks whose text differs from what the seed's splitter stored.
         """
-        from stitcher.embed import resolve_model
-        from stitcher.seed_layout import adopt
-
         with self._writer_lock(wait, "adopt"):
             report = adopt(
                 self.client,
@@ -440,8 +416,6 @@ class Session:
 
     def resolve_document(self, name: str) -> DocumentName:
         """The one document `name` refers to (title, path or doc id; forgiving spelling)."""
-        from stitcher.docmatch import DocumentName, resolve_document
-
         heads = self.store.heads(limit=10_000)
         names = [
             DocumentName(h.doc_id, str(h.metadata.get("title") or ""), h.source) for h in heads
@@ -525,10 +499,6 @@ class Session:
         """Write the collection with its vectors to `path` (JSON Lines, .gz compressed, "-" for
         `stdout`), holding the writer lock so no ingest changes it meanwhile. Returns an
         ExportReport (see stitcher.transfer)."""
-        import sys
-
-        from stitcher.transfer import export_collection, export_target
-
         settings = self.collection_settings()
         with self._writer_lock(wait, "export"), export_target(path, stdout or sys.stdout) as out:
             return export_collection(self.store, settings, out, path=path)
@@ -536,8 +506,6 @@ class Session:
     def import_from(self, path: str, *, wait: bool = False) -> Any:
         """Fill this collection from an export file, keeping its vectors; resumable and
         verified (see stitcher.transfer.import_collection). Returns an ImportReport."""
-        from stitcher.transfer import import_collection
-
         with self._writer_lock(wait, "import"):
             report = import_collection(self.store, path, notice=self._notice)
         self._settings = None
@@ -564,13 +532,10 @@ def as_where(where: Where | Sequence[str] | None) -> Where | None:
         return where
     if isinstance(where, str):
         where = [where]
-    from stitcher.where import parse_where
 
     return parse_where(list(where)) or None
 
 
 def export_model(model: str | None = None) -> Path:
     """Export `model` (default: the packaged MiniLM) to ONNX for the fast query path."""
-    from stitcher.embed import export_onnx, resolve_model
-
     return export_onnx(resolve_model(model))

@@ -161,7 +161,6 @@ def entity_uuid(collection: str, kind: str, entity_id: str) -> str:
     Reloading a file therefore rewrites the same objects, and references stored on chunks stay
     valid across reloads.
     """
-
     key = json.dumps([canonical_collection_name(collection), kind, entity_id])
     return str(uuid.uuid5(ENTITY_NAMESPACE, key))
 
@@ -173,7 +172,6 @@ def entity_collection(collection: str, kind: str) -> str:
     two corpora can then describe different graphs, and dropping one never breaks the other's
     references.
     """
-
     return f"{canonical_collection_name(collection)}_{KINDS[kind].suffix}"
 
 

@@ -42,6 +42,8 @@ from stitcher.graph.resolve import AmbiguousEntity, Resolver, UnknownEntity
 from stitcher.ids import canonical_collection_name
 from stitcher.store.schema import property_name
 
+# weaviate itself is imported inside the methods that use it: importing the client costs about
+# a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
 if TYPE_CHECKING:
     import weaviate
     from weaviate.collections.classes.config import Property
@@ -156,7 +158,6 @@ class EntityStore:
     """
 
     def __init__(self, client: weaviate.WeaviateClient, collection: str) -> None:
-
         self._client = client
         self.collection = canonical_collection_name(collection)
 
@@ -220,7 +221,6 @@ class EntityStore:
             AmbiguousEntity: Several fit (the message lists them).
             UnknownEntity: None fits.
         """
-
         where = f"collection {self.collection!r}"
         entities = self.entities([kind] if kind else list(KINDS))
         exact = [e for e in entities if name_key(name) in e.keys]

@@ -10,10 +10,12 @@ compounds on any server.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
 import json
 import random
 import re
+import socket
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -56,6 +58,8 @@ from stitcher.store.schema import (
 )
 from stitcher.store.wfilters import translate
 
+# weaviate itself is imported inside the methods that use it: importing the client costs about
+# a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
 if TYPE_CHECKING:
     import weaviate
     from weaviate.collections import Collection
@@ -777,9 +781,6 @@ class WeaviateStore:
 
     def register_source(self, name: str, root: str) -> None:
         """Record (or move) source `name` of this collection to the folder `root`."""
-        import datetime as dt
-        import socket
-
         ensure_bookkeeping_collection(
             self._client,
             SOURCES_COLLECTION,
@@ -836,7 +837,6 @@ class WeaviateStore:
 
     def _mention_references(self, records: Sequence[ChunkRecord]) -> dict[str, list[str]]:
         """Object ids of the organizations each record's document mentions, by record id."""
-
         wanted = [r for r in records if r.metadata.get(MENTIONS)]
         if not wanted:
             return {}

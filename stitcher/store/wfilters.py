@@ -24,6 +24,8 @@ from stitcher.store.schema import (
     resolve_field,
 )
 
+# weaviate itself is imported inside the methods that use it: importing the client costs about
+# a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
 if TYPE_CHECKING:
     from weaviate.collections.classes.filters import _Filters
 
