@@ -1,7 +1,7 @@
 """The storage seam: everything ingest and search need from a collection of chunks.
 
 `WeaviateStore` is the real thing; `MemoryStore` holds the same data in dicts for fast unit tests.
-Both pass the contract suite in tests/test_store_contract.py.
+Both pass the contract in stitcher.testing (run by tests/test_store_contract.py).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal, Protocol
 
 from stitcher.filters import Where
+from stitcher.graph.model import Entity
 from stitcher.graph.resolve import EntityLookup
 from stitcher.models import (
     ChunkRecord,
@@ -23,6 +24,22 @@ from stitcher.models import (
 #: How a collection is laid out: stitcher's own (settings recorded), seed 003's LangChain
 #: layout (`text` + `parent_id`, see stitcher.seed_layout), or anything else.
 Layout = Literal["stitcher", "seed", "unknown"]
+
+
+class EntityCollections(EntityLookup, Protocol):
+    """The entities (organizations, people) loaded for one chunk collection."""
+
+    def exists(self, kind: str = ...) -> bool:
+        """Whether entities of `kind` were ever loaded."""
+        ...
+
+    def entities(self, kinds: Iterable[str] = ...) -> list[Entity]:
+        """Every stored entity of `kinds`."""
+        ...
+
+    def load(self, entities: Sequence[Entity]) -> object:
+        """Create or update `entities` (same kind and id replaces); returns a report."""
+        ...
 
 
 class ChunkStore(Protocol):
@@ -45,8 +62,8 @@ class ChunkStore(Protocol):
         """Which layout the collection has (CollectionMissing when it does not exist)."""
         ...
 
-    def entities(self) -> EntityLookup:
-        """The entities (organizations, people) loaded for this collection, for lookups."""
+    def entities(self) -> EntityCollections:
+        """The entities (organizations, people) loaded for this collection."""
         ...
 
     def create(self, settings: CollectionSettings) -> None:

@@ -107,9 +107,15 @@ class MemoryStore:
         return self._created
 
     def drop(self) -> bool:
-        """Forget the collection, its chunks, entities and sources; False when it did not exist."""
+        """Forget the collection, its chunks and sources; False when it did not exist. Entities
+        stay, as in Weaviate, where they are collections of their own."""
         existed = self._created
-        self.__init__(self._name)  # type: ignore[misc]
+        self._created = False
+        self._settings = None
+        self._objects.clear()
+        self._extras.clear()
+        self._dimension = None
+        self._source_roots.clear()
         return existed
 
     def layout(self) -> Layout:
