@@ -153,6 +153,21 @@ def test_stitcher_has_no_import_cycle() -> None:
     assert cycles_message(graph, "stitcher") is None
 
 
+#: Test doubles and test kits: the product never imports them.
+TEST_ONLY = {"stitcher.store.memory", "stitcher.testing"}
+
+
+def test_no_product_module_imports_a_test_double() -> None:
+    graph = import_graph(MODULES)
+    assert set(graph) >= TEST_ONLY  # the names above are still modules
+    importers = {
+        module: sorted(targets & TEST_ONLY)
+        for module, targets in graph.items()
+        if targets & TEST_ONLY and module not in TEST_ONLY
+    }
+    assert importers == {}
+
+
 def _write_package(root: Path, files: Mapping[str, str]) -> Path:
     for relative, text in files.items():
         path = root / relative
