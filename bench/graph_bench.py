@@ -105,9 +105,9 @@ def build(client: Any, args: argparse.Namespace) -> dict[str, Any]:
     from weaviate.classes.data import DataObject
 
     from stitcher.graph.model import entity_uuid
-    from stitcher.graph.store import EntityStore
     from stitcher.ids import chunk_uuid
     from stitcher.models import ChunkRecord, CollectionSettings
+    from stitcher.store.entities import EntityStore
     from stitcher.store.weaviate import WeaviateStore
 
     rng = random.Random(args.seed)
@@ -269,8 +269,7 @@ def doc_object_filter(where: Any, extras: Any) -> Any:
     """The same Where on the doc-object layout: chunk → `doc` → `mentions` → organization."""
     from weaviate.classes.query import Filter
 
-    from stitcher.graph.paths import path_filter
-    from stitcher.store.wfilters import translate
+    from stitcher.store.wfilters import path_filter, translate
 
     if where is None:
         return None

@@ -14,6 +14,10 @@ from typing import Annotated
 import typer
 
 from stitcher.config import DEFAULT_COLLECTION
+from stitcher.graph.model import KINDS, name_key, read_entities
+
+# The commands import stitcher.api when they run, as stitcher.cli does: the library core (and
+# through it the embedders and the Weaviate store) is not loaded for `stitcher --help`.
 
 entities_app = typer.Typer(
     help="Organizations and people (with their links) that documents mention; filters follow "
@@ -61,7 +65,6 @@ def load(
 ) -> None:
     """Create or update entities and their links (idempotent), then re-link stored mentions."""
     from stitcher.api import Stitcher
-    from stitcher.graph.model import read_entities
 
     entities = [entity for path in files for entity in read_entities(path, kind)]
     with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
@@ -87,10 +90,9 @@ def show(
 ) -> None:
     """Print one entity, its links in both directions and the documents that mention it."""
     from stitcher.api import Stitcher
-    from stitcher.graph.store import EntityStore
 
     with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
-        view = EntityStore(s.client, s.collection).show(name, kind)
+        view = s.store.entities().show(name, kind)
     data = view.to_json()
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False))
@@ -120,11 +122,9 @@ def list_entities(
 ) -> None:
     """List the loaded entities: kind, id, name, aliases and place."""
     from stitcher.api import Stitcher
-    from stitcher.graph.model import KINDS, name_key
-    from stitcher.graph.store import EntityStore
 
     with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
-        found = EntityStore(s.client, s.collection).entities([kind] if kind else list(KINDS))
+        found = s.store.entities().entities([kind] if kind else list(KINDS))
     found.sort(key=lambda e: (e.kind, name_key(e.name), e.id))
     if as_json:
         rows = [

@@ -49,12 +49,17 @@ from pydantic import (
     model_validator,
 )
 
-from stitcher.api import Stitcher
-from stitcher.api import as_where as parse_where_argument
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_COLLECTION
 from stitcher.errors import FilterError, StitcherError, UsageError
 from stitcher.filters import Condition, Where
+from stitcher.graph import AmbiguousEntity, news_conditions
+from stitcher.graph.model import MENTIONED_KIND
+from stitcher.ids import canonical_collection_name
 from stitcher.models import Passage
+from stitcher.session import Session
+from stitcher.session import as_where as parse_where_argument
+from stitcher.store.schema import parse_date
+from stitcher.where import parse_condition
 
 #: Most passages one tool call may ask for: more only floods the agent's context.
 MAX_TOOL_LIMIT = 20
@@ -148,7 +153,7 @@ class StitchedRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    stitcher: Stitcher | None = Field(default=None, exclude=True, repr=False)
+    stitcher: Session | None = Field(default=None, exclude=True, repr=False)
     collection: str | None = None
     url: str | None = None
     api_key: SecretStr | None = Field(default=None, repr=False)
@@ -156,7 +161,7 @@ class StitchedRetriever(BaseRetriever):
     alpha: float = Field(default=DEFAULT_ALPHA, ge=0.0, le=1.0)
     where: Where | None = None
 
-    _owned: Stitcher | None = PrivateAttr(default=None)
+    _owned: Session | None = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _warm: bool = PrivateAttr(default=False)
 
@@ -171,24 +176,25 @@ class StitchedRetriever(BaseRetriever):
     def _one_connection(self) -> StitchedRetriever:
         if self.stitcher is not None and (self.url is not None or self.api_key is not None):
             raise ValueError("pass either `stitcher` or `url`/`api_key`, not both")
-        if self.stitcher is not None and self.collection is not None:
-            from stitcher.ids import canonical_collection_name
-
-            if canonical_collection_name(self.collection) != self.stitcher.collection:
-                raise ValueError(
-                    f"collection {self.collection!r} differs from the stitcher's "
-                    f"{self.stitcher.collection!r}: leave `collection` out"
-                )
+        if (
+            self.stitcher is not None
+            and self.collection is not None
+            and canonical_collection_name(self.collection) != self.stitcher.collection
+        ):
+            raise ValueError(
+                f"collection {self.collection!r} differs from the stitcher's "
+                f"{self.stitcher.collection!r}: leave `collection` out"
+            )
         return self
 
-    def get_stitcher(self) -> Stitcher:
+    def get_stitcher(self) -> Session:
         """The `Stitcher` searched: the one given, else this retriever's own (opened once)."""
         if self.stitcher is not None:
             return self.stitcher
         with self._lock:
             if self._owned is None:
                 key = self.api_key.get_secret_value() if self.api_key else None
-                owned = Stitcher(self.url, key, self.collection or DEFAULT_COLLECTION)
+                owned = Session(self.url, key, self.collection or DEFAULT_COLLECTION)
                 # A retriever built from a URL has no with-block to close its client in.
                 weakref.finalize(self, owned.close)
                 self._owned = owned
@@ -311,7 +317,7 @@ class ToolArgument:
 
 
 def stitched_search_tool(
-    source: Stitcher | StitchedRetriever,
+    source: Session | StitchedRetriever,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -349,8 +355,6 @@ def stitched_search_tool(
     known_fields = {f.name: f.kind for f in offered}
 
     def run(**given: Any) -> str:
-        from stitcher.graph import AmbiguousEntity
-
         try:
             query = str(given.get("query") or "").strip()
             where = tool_where(given, arguments, known_fields)
@@ -386,26 +390,21 @@ def stitched_search_tool(
     )
 
 
-def _has_graph(stitcher: Stitcher) -> bool:
+def _has_graph(stitcher: Session) -> bool:
     """Whether organizations are loaded for this collection (`stitcher entities load`)."""
-    from stitcher.graph import entity_collection
-
-    organizations = entity_collection(stitcher.collection, "organization")
-    return bool(stitcher.client.collections.exists(organizations))
+    return stitcher.store.entities().exists(MENTIONED_KIND)
 
 
 def _graph_conditions(
-    stitcher: Stitcher, given: Mapping[str, Any], arguments: Mapping[str, ToolArgument]
+    stitcher: Session, given: Mapping[str, Any], arguments: Mapping[str, ToolArgument]
 ) -> tuple[Condition, ...]:
     """Seed 000's NewsInput arguments (organization, country, sentiment) as conditions."""
-    from stitcher.graph import news_conditions
-
     values = {
         spec.field: given.get(argument)
         for argument, spec in arguments.items()
         if spec.role == "graph" and given.get(argument)
     }
-    return news_conditions(stitcher.client, stitcher.collection, **values)
+    return news_conditions(stitcher.store.entities(), **values)
 
 
 def build_args_schema(
@@ -572,8 +571,6 @@ def tool_where(
     given: Mapping[str, Any], arguments: Mapping[str, ToolArgument], known_fields: Mapping[str, str]
 ) -> Where:
     """The filter the tool's arguments ask for; FilterError names the bad argument."""
-    from stitcher.where import parse_condition
-
     conditions: list[Condition] = []
     for argument, value in given.items():
         spec = arguments.get(argument)
@@ -621,8 +618,6 @@ def date_bound(field: str, text: str, *, upper: bool, argument: str | None = Non
     match = _ISO_PREFIX.fullmatch(value)
     try:
         if match is None:
-            from stitcher.store.schema import parse_date
-
             parse_date(value)  # a full ISO datetime: validated here, compared as given
             return Condition(field, "le" if upper else "ge", value)
         year = int(match.group(1))

@@ -29,7 +29,6 @@ def both_stores(prefix: str) -> Any:
         client = request.getfixturevalue("weaviate_client")
         real = WeaviateStore(client, name)
         yield real
-        real.forget_sources()
-        client.collections.delete(name)
+        real.drop()
 
     return store

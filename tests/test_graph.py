@@ -35,6 +35,7 @@ from stitcher.graph import (
 )
 from stitcher.graph.model import build_graph, content_hash, entity_uuid
 from stitcher.models import ChunkRecord
+from stitcher.store.entities import EntityStore
 
 NEWS = Path(__file__).resolve().parent.parent / "datasets" / "news"
 
@@ -486,11 +487,13 @@ def test_agent_arguments_map_to_the_same_filters(
 ) -> None:
     from stitcher.api import Stitcher
 
-    conditions = news_conditions(weaviate_client, news, country="France", sentiment="negative")
+    conditions = news_conditions(
+        EntityStore(weaviate_client, news), country="France", sentiment="negative"
+    )
     with Stitcher(collection=news) as s:
         passages = s.search(None, limit=200, where=Where(conditions), latest=True, stitch=False)
     assert {p.doc_id for p in passages} == FRANCE_NEGATIVE
-    northwind = org_condition(weaviate_client, news, "northwind")
+    northwind = org_condition(EntityStore(weaviate_client, news), "northwind")
     assert northwind == Condition("mentions.id", "eq", "northwind-analytics")
     with Stitcher(collection=news) as s:
         passages = s.search(None, limit=200, where=Where((northwind,)), latest=True, stitch=False)
@@ -504,7 +507,7 @@ def test_ambiguous_organization_exits_2_with_the_candidates(
     news: str, weaviate_client: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(AmbiguousEntity) as caught:
-        org_condition(weaviate_client, news, "Motor")
+        org_condition(EntityStore(weaviate_client, news), "Motor")
     assert set(caught.value.candidates) == {"Hyundai Motor", "Kestrel Motors"}
     code, _out, err = run(capsys, "entities", "show", "Motor", "-c", news)
     assert code == 2
@@ -516,7 +519,7 @@ def test_unknown_organization_says_so(
     news: str, weaviate_client: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(UnknownEntity, match="Neo4j"):
-        org_condition(weaviate_client, news, "Neo4j")
+        org_condition(EntityStore(weaviate_client, news), "Neo4j")
     code, _out, err = run(capsys, "entities", "show", "Neo4j", "-c", news)
     assert code == 2 and "no entity named 'Neo4j'" in err
 

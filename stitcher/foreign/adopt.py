@@ -32,9 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from stitcher.embed import resolve_model
 from stitcher.errors import StitcherError, UsageError, WriteFailed
 from stitcher.foreign.chains import Reconstruction, SeedObject, chains, reconstruct
+from stitcher.foreign.seed_search import to_seed_object
+from stitcher.ids import canonical_collection_name, chunk_hash, chunk_uuid
 from stitcher.models import ChunkRecord, CollectionSettings, sha256_hex
+from stitcher.store.weaviate import WeaviateStore, detect_layout
 
 #: Suffix of the temporary collection that holds the verified copy while the original is
 #: recreated.
@@ -213,10 +217,6 @@ def adopt(
             have no vectors.
         WriteFailed: Writing or verifying a copy failed; the message says where the data is.
     """
-    from stitcher.embed import resolve_model
-    from stitcher.ids import canonical_collection_name
-    from stitcher.seed_layout import detect_layout
-
     started = time.monotonic()
     say = progress or _SilentProgress()
     name = canonical_collection_name(collection)
@@ -283,8 +283,6 @@ def adopt(
 
 
 def _read_all(client: Any, name: str) -> list[SeedObject]:
-    from stitcher.foreign.seed_search import to_seed_object
-
     handle = client.collections.use(name)
     expected = int(handle.aggregate.over_all(total_count=True).total_count or 0)
     objects = [
@@ -313,8 +311,6 @@ def _plan(
     report: AdoptReport,
 ) -> _Plan:
     """Records in stitcher's layout with the objects' own vectors, document by document."""
-    from stitcher.ids import chunk_hash, chunk_uuid
-
     dimensions = {len(obj.vector or ()) for obj in objects}
     if len(dimensions) > 1:
         raise UsageError(
@@ -374,8 +370,6 @@ def _plan(
 
 
 def _write_copy(client: Any, name: str, settings: CollectionSettings, plan: _Plan) -> None:
-    from stitcher.store.weaviate import WeaviateStore
-
     store = WeaviateStore(client, name)
     if not store.exists():
         store.create(settings)
@@ -389,8 +383,6 @@ def _write_copy(client: Any, name: str, settings: CollectionSettings, plan: _Pla
 
 def _verify(client: Any, name: str, plan: _Plan) -> None:
     """Every planned object is stored with its text and vector, and nothing else is."""
-    from stitcher.foreign.seed_search import to_seed_object
-
     handle = client.collections.use(name)
     stored = {
         obj.id: obj
@@ -449,8 +441,6 @@ def _finish_from_temporary(
     say: AdoptProgress,
 ) -> None:
     """Step 3 of an adopt whose original was already deleted (or partly recreated)."""
-    from stitcher.store.weaviate import WeaviateStore
-
     store = WeaviateStore(client, temporary)
     settings = store.settings()
     if settings is None:

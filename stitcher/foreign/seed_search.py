@@ -19,10 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MAX_EXTEND
-from stitcher.errors import UsageError
+from stitcher.errors import CollectionMissing, UsageError
 from stitcher.foreign.chains import Reconstruction, SeedObject, reconstruct
 from stitcher.models import ChunkRecord, Hit, Passage
 from stitcher.search import FUSIONS, SearchResult, raw_passage
+from stitcher.stitch import Scored, merge, stitch
+from stitcher.store.weaviate import parse_explain
+
+# weaviate is imported inside the functions that query it, as in stitcher.store.weaviate: the
+# client costs about a second to import, which nothing but a query should pay.
 
 #: Default cap on server requests per query: the hybrid query plus two hops of neighbours.
 #: With 250-character chunks two hops reach ~400 characters on each side, past the default
@@ -126,8 +131,6 @@ def seed_search(
     """
     from weaviate.classes.query import HybridFusion, MetadataQuery
 
-    from stitcher.store.weaviate import parse_explain
-
     if not query.strip():
         raise UsageError("the query is empty")
     if limit < 1:
@@ -188,8 +191,6 @@ def seed_search(
 
 
 def _require(client: Any, collection: str) -> None:
-    from stitcher.errors import CollectionMissing
-
     if not client.collections.exists(collection):
         raise CollectionMissing(
             f"collection {collection!r} does not exist on the server; check --collection"
@@ -365,8 +366,6 @@ class Neighbourhood:
     def open_ends(self, max_extend: int) -> tuple[list[str], list[str]]:
         """Parent ids and child-of ids to fetch next: the run ends where stitching still needs
         text (the side is cut mid-sentence, the run goes on, and the bound is not covered)."""
-        from stitcher.stitch import stitch
-
         runs = self.runs()
         parents: set[str] = set()
         children_of: set[str] = set()
@@ -398,8 +397,6 @@ class Neighbourhood:
 
     def passages(self, hits: Sequence[Hit], limit: int, max_extend: int) -> list[Passage]:
         """Stitch every hit in its run, merge those that meet, keep the best `limit`."""
-        from stitcher.stitch import Scored, merge, stitch
-
         runs = self.runs()
         scored = []
         for hit in hits:

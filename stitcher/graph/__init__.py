@@ -1,8 +1,9 @@
 """Entities and references in Weaviate: organizations, people, their links, and the
 organizations documents mention — followed by filters such as `mentions.country=France`.
 
-Pure parts (model, resolve, paths) never import weaviate; `store` and `conditions` talk to the
-server through a connected client.
+Nothing here imports weaviate or a store: the Weaviate side (entity collections, reference
+filters, mention links) is stitcher.store.entities and stitcher.store.wfilters, and conditions
+read entities through the `EntityLookup` a store hands out.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from stitcher.graph.model import (
     read_mentions_file,
 )
 from stitcher.graph.paths import MENTIONS, MENTIONS_REF, RefPath, is_path, parse_path, valid_paths
-from stitcher.graph.resolve import AmbiguousEntity, Resolver, UnknownEntity
+from stitcher.graph.resolve import AmbiguousEntity, EntityLookup, Resolver, UnknownEntity
 
 __all__ = [
     "KINDS",
@@ -36,6 +37,7 @@ __all__ = [
     "SENTIMENT_THRESHOLD",
     "AmbiguousEntity",
     "Entity",
+    "EntityLookup",
     "RefPath",
     "Resolver",
     "UnknownEntity",

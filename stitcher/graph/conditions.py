@@ -4,15 +4,11 @@ sentiment. They are plain `Condition`s on reference paths, so they combine with 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from stitcher.errors import UsageError
 from stitcher.filters import Condition
 from stitcher.graph.model import MENTIONED_KIND
 from stitcher.graph.paths import MENTIONS
-
-if TYPE_CHECKING:
-    import weaviate
+from stitcher.graph.resolve import EntityLookup
 
 #: |sentiment| above this counts as clearly positive or negative (the seed's ±0.5).
 SENTIMENT_THRESHOLD = 0.5
@@ -20,20 +16,20 @@ SENTIMENT_THRESHOLD = 0.5
 SENTIMENTS = ("positive", "negative")
 
 
-def org_condition(client: weaviate.WeaviateClient, collection: str, name: str) -> Condition:
+def org_condition(entities: EntityLookup, name: str) -> Condition:
     """`mentions.id = <id>` for the one organization `name` means (fuzzy, aliases count).
+
+    Args:
+        entities: The entities of the chunk collection searched (`ChunkStore.entities()`).
+        name: The organization as the user or agent wrote it.
 
     Raises:
         AmbiguousEntity: Several organizations fit; `.candidates` lists their names and the
             message is the follow-up question to ask (exit code 2 in the CLI).
         UnknownEntity: None fits (exit code 2).
     """
-    from stitcher.graph.store import EntityStore
-    from stitcher.ids import canonical_collection_name
-
-    canonical = canonical_collection_name(collection)
-    resolver = EntityStore(client, canonical).resolver(MENTIONED_KIND)
-    entity = resolver.one(name, where=f"collection {canonical!r}")
+    resolver = entities.resolver(MENTIONED_KIND)
+    entity = resolver.one(name, where=f"collection {entities.collection!r}")
     return Condition(f"{MENTIONS}.id", "eq", entity.id)
 
 
@@ -55,14 +51,15 @@ def sentiment_condition(sentiment: str, field: str = "sentiment") -> Condition:
 
 
 def news_conditions(
-    client: weaviate.WeaviateClient,
-    collection: str,
+    entities: EntityLookup,
     *,
     organization: str | None = None,
     country: str | None = None,
     sentiment: str | None = None,
 ) -> tuple[Condition, ...]:
     """Seed 000's NewsInput arguments as conditions (all must hold); None arguments add none.
+
+    `entities` is read only when `organization` is given.
 
     Raises:
         AmbiguousEntity: `organization` fits several organizations (ask which one).
@@ -71,7 +68,7 @@ def news_conditions(
     """
     found: list[Condition] = []
     if organization and organization.strip():
-        found.append(org_condition(client, collection, organization.strip()))
+        found.append(org_condition(entities, organization.strip()))
     if country and country.strip():
         found.append(country_condition(country))
     if sentiment and sentiment.strip():

@@ -1,6 +1,6 @@
 """Entities and their links, as plain data: kinds, link types, name keys, files, ids, the graph.
 
-Nothing here talks to Weaviate; `stitcher.graph.store` writes what these functions compute.
+Nothing here talks to Weaviate; `stitcher.store.entities` writes what these functions compute.
 
 Two kinds of entity exist: organizations (name, aliases, city, country, industry) and people
 (name, aliases). A link is declared on one side (a person's `board_member_of`, an organization's
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from stitcher.errors import LoadError
+from stitcher.ids import canonical_collection_name
 
 #: Namespace of every entity id. Changing it changes every entity object's id and breaks the
 #: references chunks hold: never do it within a layout version.
@@ -160,8 +161,6 @@ def entity_uuid(collection: str, kind: str, entity_id: str) -> str:
     Reloading a file therefore rewrites the same objects, and references stored on chunks stay
     valid across reloads.
     """
-    from stitcher.ids import canonical_collection_name
-
     key = json.dumps([canonical_collection_name(collection), kind, entity_id])
     return str(uuid.uuid5(ENTITY_NAMESPACE, key))
 
@@ -173,8 +172,6 @@ def entity_collection(collection: str, kind: str) -> str:
     two corpora can then describe different graphs, and dropping one never breaks the other's
     references.
     """
-    from stitcher.ids import canonical_collection_name
-
     return f"{canonical_collection_name(collection)}_{KINDS[kind].suffix}"
 
 

@@ -6,23 +6,17 @@ stitcher.graph.model.LINKS) and ends on a field of the entity it reached: `id`, 
 the name and every alias), or an attribute such as `city`, `country`, `industry`. A path that
 ends on a link means that link's `name`: `mentions.supplier_of=Hyundai`.
 
-Weaviate runs these as reference filters (`Filter.by_ref(...).by_ref(...)`) inside the query,
-before ranking. Values of names and attributes are compared by `name_key` (case, accents and
-spacing do not matter); ids exactly.
+Weaviate runs these as reference filters (`Filter.by_ref(...).by_ref(...)`, built by
+stitcher.store.wfilters.path_filter) inside the query, before ranking. Values of names and
+attributes are compared by `name_key` (case, accents and spacing do not matter); ids exactly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from stitcher.errors import FilterError
-from stitcher.filters import Condition
-from stitcher.graph.model import KINDS, MENTIONED_KIND, name_key, references_of
-
-if TYPE_CHECKING:
-    from weaviate.collections.classes.filters import _Filters
+from stitcher.graph.model import KINDS, MENTIONED_KIND, references_of
 
 #: The first segment of every path, and the reference property chunks hold.
 MENTIONS = "mentions"
@@ -31,7 +25,7 @@ MENTIONS_REF = "mentions_ref"
 #: Links a path may follow after `mentions` (each one is a further lookup inside Weaviate).
 MAX_LINKS = 3
 
-#: Entity properties (see stitcher.graph.store): the stored id and the name keys.
+#: Entity properties (see stitcher.store.entities): the stored id and the name keys.
 ID_PROPERTY = "entity_id"
 NAME_KEYS_PROPERTY = "name_keys"
 
@@ -116,54 +110,3 @@ def valid_paths() -> list[str]:
     for link, target in references_of(MENTIONED_KIND).items():
         found.extend(f"{MENTIONS}.{link}.{name}" for name in fields_of(target))
     return found
-
-
-def path_filter(condition: Condition, start: Sequence[str] = (MENTIONS_REF,)) -> _Filters:
-    """The Weaviate reference filter for a condition on a path.
-
-    Args:
-        condition: A condition whose field is a path (`mentions.country`).
-        start: The reference properties that lead from the chunk to the mentioned
-            organizations; bench/graph_bench.py measures a layout with one more hop
-            (chunk → document → organization).
-
-    Raises:
-        FilterError: Unknown path, or an operator that makes no sense on it.
-    """
-    from weaviate.classes.query import Filter
-
-    from stitcher.store.memory import contains_pattern
-
-    path = parse_path(condition.field)
-    chain = Filter.by_ref(start[0])
-    for link in (*start[1:], *path.links):
-        chain = chain.by_ref(link)
-    if path.field == "id":
-        prop = chain.by_property(ID_PROPERTY)
-
-        def convert(value: Any) -> str:
-            return str(value)
-
-    else:
-        name = NAME_KEYS_PROPERTY if path.field == "name" else attribute_key_property(path.field)
-        prop = chain.by_property(name)
-
-        def convert(value: Any) -> str:
-            return name_key(str(value))
-
-    op = condition.op
-    if op == "eq":
-        return prop.equal(convert(condition.value))
-    if op == "any":
-        raw = condition.value
-        values = list(raw) if isinstance(raw, (list, tuple, set, frozenset)) else [raw]
-        if not values:
-            raise FilterError(f"filter on {condition.field!r}: 'any' needs at least one value")
-        return prop.contains_any([convert(v) for v in values])
-    if op == "contains":
-        return prop.like(contains_pattern(convert(condition.value)))
-    if op == "ne" and path.field != "name":
-        # Weaviate's meaning: some mentioned entity has another value (not "none has it").
-        return prop.not_equal(convert(condition.value))
-    allowed = "=, ~ and a,b lists" if path.field == "name" else "=, !=, ~ and a,b lists"
-    raise FilterError(f"filter {condition.field!r}: only {allowed} work along references")

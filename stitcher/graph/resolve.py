@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from stitcher.errors import AmbiguousError, UsageError
 from stitcher.graph.model import Entity, name_key
@@ -111,3 +112,20 @@ class Resolver:
 
 def _sorted(entities: Iterable[Entity]) -> list[Entity]:
     return sorted(entities, key=lambda e: (name_key(e.name), e.id))
+
+
+class EntityLookup(Protocol):
+    """The entities of one chunk collection, as the conditions read them.
+
+    `stitcher.store.entities.EntityStore` (Weaviate) and `stitcher.store.memory.MemoryEntities`
+    have it; a store hands one out through `ChunkStore.entities()`.
+    """
+
+    @property
+    def collection(self) -> str:
+        """The canonical name of the chunk collection the entities belong to."""
+        ...
+
+    def resolver(self, kind: str = ...) -> Resolver:
+        """Name and alias lookup over the stored entities of `kind`."""
+        ...

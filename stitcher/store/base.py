@@ -1,15 +1,17 @@
 """The storage seam: everything ingest and search need from a collection of chunks.
 
 `WeaviateStore` is the real thing; `MemoryStore` holds the same data in dicts for fast unit tests.
-Both pass the contract suite in tests/test_store_contract.py.
+Both pass the contract in stitcher.testing (run by tests/test_store_contract.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 from stitcher.filters import Where
+from stitcher.graph.model import Entity
+from stitcher.graph.resolve import EntityLookup
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
@@ -18,6 +20,26 @@ from stitcher.models import (
     StoredDocument,
     WriteFailure,
 )
+
+#: How a collection is laid out: stitcher's own (settings recorded), seed 003's LangChain
+#: layout (`text` + `parent_id`, see stitcher.seed_layout), or anything else.
+Layout = Literal["stitcher", "seed", "unknown"]
+
+
+class EntityCollections(EntityLookup, Protocol):
+    """The entities (organizations, people) loaded for one chunk collection."""
+
+    def exists(self, kind: str = ...) -> bool:
+        """Whether entities of `kind` were ever loaded."""
+        ...
+
+    def entities(self, kinds: Iterable[str] = ...) -> list[Entity]:
+        """Every stored entity of `kinds`."""
+        ...
+
+    def load(self, entities: Sequence[Entity]) -> object:
+        """Create or update `entities` (same kind and id replaces); returns a report."""
+        ...
 
 
 class ChunkStore(Protocol):
@@ -30,6 +52,18 @@ class ChunkStore(Protocol):
 
     def exists(self) -> bool:
         """Whether the collection exists."""
+        ...
+
+    def drop(self) -> bool:
+        """Delete the collection and forget its registered sources; False when it did not exist."""
+        ...
+
+    def layout(self) -> Layout:
+        """Which layout the collection has (CollectionMissing when it does not exist)."""
+        ...
+
+    def entities(self) -> EntityCollections:
+        """The entities (organizations, people) loaded for this collection."""
         ...
 
     def create(self, settings: CollectionSettings) -> None:

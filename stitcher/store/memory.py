@@ -16,6 +16,8 @@ from typing import Any
 
 from stitcher.errors import CollectionMissing, FilterError, UsageError
 from stitcher.filters import Condition, Where
+from stitcher.graph.model import KINDS, MENTIONED_KIND, Entity
+from stitcher.graph.resolve import Resolver
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
@@ -25,10 +27,12 @@ from stitcher.models import (
     StoredDocument,
     WriteFailure,
 )
+from stitcher.store.base import Layout
 from stitcher.store.schema import (
     ExtraProperty,
     Kind,
     MetadataConflict,
+    contains_pattern,
     filter_value,
     filter_values,
     plan_properties,
@@ -50,6 +54,36 @@ _LIKE_TOKEN_RE = re.compile(r"(?:[^\W_]|[*?])+")
 Predicate = Callable[[dict[str, Any]], bool]
 
 
+class MemoryEntities:
+    """Entities of one collection held in memory: what the graph conditions look up."""
+
+    def __init__(self, collection: str) -> None:
+        self._collection = collection
+        self._by_kind: dict[str, dict[str, Entity]] = {}
+
+    @property
+    def collection(self) -> str:
+        """The chunk collection the entities belong to."""
+        return self._collection
+
+    def load(self, entities: Iterable[Entity]) -> None:
+        """Create or replace entities by (kind, id)."""
+        for entity in entities:
+            self._by_kind.setdefault(entity.kind, {})[entity.id] = entity
+
+    def exists(self, kind: str = MENTIONED_KIND) -> bool:
+        """Whether entities of `kind` were loaded."""
+        return kind in self._by_kind
+
+    def entities(self, kinds: Iterable[str] = tuple(KINDS)) -> list[Entity]:
+        """Every loaded entity of `kinds`."""
+        return [entity for kind in kinds for entity in self._by_kind.get(kind, {}).values()]
+
+    def resolver(self, kind: str = MENTIONED_KIND) -> Resolver:
+        """Name and alias lookup over the loaded entities of `kind`."""
+        return Resolver(self.entities([kind]), kind)
+
+
 class MemoryStore:
     """One collection held in memory. Not thread-safe, like the Weaviate batch writer."""
 
@@ -61,6 +95,7 @@ class MemoryStore:
         self._extras: dict[str, ExtraProperty] = {}
         self._dimension: int | None = None
         self._source_roots: dict[str, str] = {}
+        self._entities = MemoryEntities(self._name)
 
     @property
     def name(self) -> str:
@@ -70,6 +105,27 @@ class MemoryStore:
     def exists(self) -> bool:
         """Whether `create` was called."""
         return self._created
+
+    def drop(self) -> bool:
+        """Forget the collection, its chunks and sources; False when it did not exist. Entities
+        stay, as in Weaviate, where they are collections of their own."""
+        existed = self._created
+        self._created = False
+        self._settings = None
+        self._objects.clear()
+        self._extras.clear()
+        self._dimension = None
+        self._source_roots.clear()
+        return existed
+
+    def layout(self) -> Layout:
+        """ "stitcher" when settings were recorded; this store holds no other layout."""
+        self._require()
+        return "stitcher" if self._settings is not None else "unknown"
+
+    def entities(self) -> MemoryEntities:
+        """The entities loaded for this collection (`MemoryEntities.load`)."""
+        return self._entities
 
     def create(self, settings: CollectionSettings) -> None:
         """Create the (empty) collection and record `settings`."""
@@ -365,16 +421,6 @@ class MemoryStore:
 def _sort_key(record: ChunkRecord) -> float:
     date = record.metadata.get("date")
     return -date.timestamp() if date is not None else 0.0
-
-
-def contains_pattern(value: str) -> str:
-    """The `like` pattern for a substring match.
-
-    Weaviate's `like` has no escape for its wildcards `*` and `?`, so a literal `*` or `?` in the
-    value becomes `?` (any one character): the filter can then also match a different character
-    in that position, never miss a real match. All other characters match literally.
-    """
-    return "*" + value.replace("*", "?") + "*"
 
 
 def _like_regex(pattern: str) -> re.Pattern[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import date, datetime, timezone
@@ -21,6 +22,7 @@ from typing import Any, Literal
 
 from stitcher.errors import FilterError
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
+from stitcher.segment import keyword_text
 
 Kind = Literal["text", "word", "int", "number", "bool", "date", "uuid", "text[]"]
 """Value kinds. "text" is matched as a whole value (field tokenization); "word" word by word."""
@@ -242,8 +244,6 @@ def plan_properties(
 
 def record_to_properties(record: ChunkRecord, metadata_values: Mapping[str, Any]) -> dict[str, Any]:
     """Every property value of one chunk object (without its id and vector)."""
-    from stitcher.segment import keyword_text
-
     properties: dict[str, Any] = {
         "text": record.text,
         "text_seg": keyword_text(record.text),
@@ -415,8 +415,6 @@ def filter_value(field: str, kind: Kind, value: Any) -> Any:
                 return value.lower() == "true"
             raise ValueError
         if kind == "uuid":
-            import uuid
-
             return str(uuid.UUID(str(value)))
         if isinstance(value, str):
             return value
@@ -447,3 +445,13 @@ def filter_values(field: str, kind: Kind, value: Any) -> list[Any]:
     if not items:
         raise FilterError(f"filter on {field!r}: 'any' needs at least one value")
     return [filter_value(field, kind, item) for item in items]
+
+
+def contains_pattern(value: str) -> str:
+    """The `like` pattern for a substring match.
+
+    Weaviate's `like` has no escape for its wildcards `*` and `?`, so a literal `*` or `?` in the
+    value becomes `?` (any one character): the filter can then also match a different character
+    in that position, never miss a real match. All other characters match literally.
+    """
+    return "*" + value.replace("*", "?") + "*"

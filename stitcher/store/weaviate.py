@@ -10,10 +10,12 @@ compounds on any server.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
 import json
 import random
 import re
+import socket
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,6 +31,7 @@ from stitcher.errors import (
 )
 from stitcher.faults import classify, is_transient, past_a_dead_replica, server_fault
 from stitcher.filters import Where
+from stitcher.graph.paths import MENTIONS, MENTIONS_REF
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
@@ -39,6 +42,8 @@ from stitcher.models import (
     WriteFailure,
 )
 from stitcher.retry import RetryPolicy, call_with_retries
+from stitcher.store.base import Layout
+from stitcher.store.entities import EntityStore, MentionLinker
 from stitcher.store.schema import (
     CORE_PROPERTIES,
     ExtraProperty,
@@ -54,6 +59,8 @@ from stitcher.store.schema import (
 )
 from stitcher.store.wfilters import translate
 
+# weaviate itself is imported inside the methods that use it: importing the client costs about
+# a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
 if TYPE_CHECKING:
     import weaviate
     from weaviate.collections import Collection
@@ -147,13 +154,25 @@ class WeaviateStore:
         self._present: set[str] = set()
         self._references: set[str] = set()
         self._known_to_exist = False
-        self._linker: Any = None  # stitcher.graph.store.MentionLinker, made on first mention
+        self._linker: MentionLinker | None = None  # made on the first mention
         self._unresolved: dict[str, dict[str, None]] = {}
 
     @property
     def name(self) -> str:
         """The collection's name as the server spells it."""
         return self._name
+
+    def entities(self) -> EntityStore:
+        """The entity collections (organizations, people) that belong to this collection."""
+        return EntityStore(self._client, self._name)
+
+    def layout(self) -> Layout:
+        """Which layout the collection has: "stitcher", "seed" or "unknown" (see `detect_layout`).
+
+        Raises:
+            CollectionMissing: The collection does not exist.
+        """
+        return detect_layout(self._client, self._name)
 
     @property
     def consistency(self) -> str:
@@ -758,9 +777,6 @@ class WeaviateStore:
 
     def register_source(self, name: str, root: str) -> None:
         """Record (or move) source `name` of this collection to the folder `root`."""
-        import datetime as dt
-        import socket
-
         ensure_bookkeeping_collection(
             self._client,
             SOURCES_COLLECTION,
@@ -787,6 +803,15 @@ class WeaviateStore:
         else:
             registry.data.insert(properties=properties, uuid=object_id)
 
+    def drop(self) -> bool:
+        """Delete the collection and forget its registered sources; False when it did not exist."""
+        if not self.exists():
+            return False
+        self._client.collections.delete(self._name)
+        self._known_to_exist = False
+        self.forget_sources()
+        return True
+
     def forget_sources(self) -> None:
         """Remove this collection's sources from the registry (the collection was dropped)."""
         from weaviate.classes.query import Filter
@@ -808,14 +833,10 @@ class WeaviateStore:
 
     def _mention_references(self, records: Sequence[ChunkRecord]) -> dict[str, list[str]]:
         """Object ids of the organizations each record's document mentions, by record id."""
-        from stitcher.graph.paths import MENTIONS, MENTIONS_REF
-
         wanted = [r for r in records if r.metadata.get(MENTIONS)]
         if not wanted:
             return {}
         if self._linker is None:
-            from stitcher.graph.store import MentionLinker
-
             self._linker = MentionLinker(self._client, self._name)
             if self._linker.prepare():
                 self._references.add(MENTIONS_REF)
@@ -845,8 +866,6 @@ class WeaviateStore:
         """
         from weaviate.classes.data import DataObject
         from weaviate.exceptions import WeaviateInsertManyAllFailedError
-
-        from stitcher.graph.paths import MENTIONS_REF
 
         collection = self._collection
         references = references or {}
@@ -1103,3 +1122,34 @@ def _extra_property(extra: ExtraProperty) -> Property:
         data_type=data_type,
         index_range_filters=data_type in (DataType.INT, DataType.NUMBER, DataType.DATE),
     )
+
+
+#: Properties a seed-layout collection has (LangChain's text key and the seed's chain link).
+SEED_PROPERTIES = frozenset({"text", "parent_id"})
+
+
+def detect_layout(client: Any, name: str) -> Layout:
+    """Which layout a collection has.
+
+    "stitcher": stitcher's settings are recorded in its description. "seed": no settings, but a
+    `text` and a `parent_id` property (LangChain's text key and seed 003's chain link; `source`
+    is usual but not required). "unknown": anything else.
+
+    Args:
+        client: A connected `weaviate.WeaviateClient`.
+        name: The collection's name.
+
+    Raises:
+        CollectionMissing: The collection does not exist.
+    """
+    if not client.collections.exists(name):
+        raise CollectionMissing(
+            f"collection {name!r} does not exist on the server; check --collection"
+        )
+    config = client.collections.use(name).config.get()
+    if settings_from_description(config.description) is not None:
+        return "stitcher"
+    names = {prop.name for prop in config.properties}
+    if names >= SEED_PROPERTIES:
+        return "seed"
+    return "unknown"

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stitcher.errors import FilterError
 from stitcher.filters import Condition, Where
-from stitcher.store.memory import contains_pattern
-from stitcher.store.schema import ExtraProperty, filter_value, filter_values, resolve_field
+from stitcher.graph.model import name_key
+from stitcher.graph.paths import (
+    ID_PROPERTY,
+    MENTIONS_REF,
+    NAME_KEYS_PROPERTY,
+    attribute_key_property,
+    is_path,
+    parse_path,
+)
+from stitcher.store.schema import (
+    ExtraProperty,
+    contains_pattern,
+    filter_value,
+    filter_values,
+    resolve_field,
+)
 
+# weaviate itself is imported inside the methods that use it: importing the client costs about
+# a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
 if TYPE_CHECKING:
     from weaviate.collections.classes.filters import _Filters
 
@@ -53,8 +69,6 @@ def _condition(
 ) -> _Filters:
     from weaviate.classes.query import Filter
 
-    from stitcher.graph.paths import MENTIONS_REF, is_path, path_filter
-
     if is_path(condition.field):
         filter_ = path_filter(condition)  # validates the path first: its errors are clearer
         if MENTIONS_REF not in references:
@@ -91,3 +105,52 @@ def _condition(
     if op == "le":
         return prop.less_or_equal(value)
     raise FilterError(f"unknown filter operator {op!r}")
+
+
+def path_filter(condition: Condition, start: Sequence[str] = (MENTIONS_REF,)) -> _Filters:
+    """The Weaviate reference filter for a condition on a path.
+
+    Args:
+        condition: A condition whose field is a path (`mentions.country`).
+        start: The reference properties that lead from the chunk to the mentioned
+            organizations; bench/graph_bench.py measures a layout with one more hop
+            (chunk → document → organization).
+
+    Raises:
+        FilterError: Unknown path, or an operator that makes no sense on it.
+    """
+    from weaviate.classes.query import Filter
+
+    path = parse_path(condition.field)
+    chain = Filter.by_ref(start[0])
+    for link in (*start[1:], *path.links):
+        chain = chain.by_ref(link)
+    if path.field == "id":
+        prop = chain.by_property(ID_PROPERTY)
+
+        def convert(value: Any) -> str:
+            return str(value)
+
+    else:
+        name = NAME_KEYS_PROPERTY if path.field == "name" else attribute_key_property(path.field)
+        prop = chain.by_property(name)
+
+        def convert(value: Any) -> str:
+            return name_key(str(value))
+
+    op = condition.op
+    if op == "eq":
+        return prop.equal(convert(condition.value))
+    if op == "any":
+        raw = condition.value
+        values = list(raw) if isinstance(raw, (list, tuple, set, frozenset)) else [raw]
+        if not values:
+            raise FilterError(f"filter on {condition.field!r}: 'any' needs at least one value")
+        return prop.contains_any([convert(v) for v in values])
+    if op == "contains":
+        return prop.like(contains_pattern(convert(condition.value)))
+    if op == "ne" and path.field != "name":
+        # Weaviate's meaning: some mentioned entity has another value (not "none has it").
+        return prop.not_equal(convert(condition.value))
+    allowed = "=, ~ and a,b lists" if path.field == "name" else "=, !=, ~ and a,b lists"
+    raise FilterError(f"filter {condition.field!r}: only {allowed} work along references")

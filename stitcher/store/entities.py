@@ -38,8 +38,12 @@ from stitcher.graph.paths import (
     NAME_KEYS_PROPERTY,
     attribute_key_property,
 )
-from stitcher.graph.resolve import Resolver
+from stitcher.graph.resolve import AmbiguousEntity, Resolver, UnknownEntity
+from stitcher.ids import canonical_collection_name
+from stitcher.store.schema import property_name
 
+# weaviate itself is imported inside the methods that use it: importing the client costs about
+# a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
 if TYPE_CHECKING:
     import weaviate
     from weaviate.collections.classes.config import Property
@@ -154,8 +158,6 @@ class EntityStore:
     """
 
     def __init__(self, client: weaviate.WeaviateClient, collection: str) -> None:
-        from stitcher.ids import canonical_collection_name
-
         self._client = client
         self.collection = canonical_collection_name(collection)
 
@@ -219,8 +221,6 @@ class EntityStore:
             AmbiguousEntity: Several fit (the message lists them).
             UnknownEntity: None fits.
         """
-        from stitcher.graph.resolve import AmbiguousEntity, UnknownEntity
-
         where = f"collection {self.collection!r}"
         entities = self.entities([kind] if kind else list(KINDS))
         exact = [e for e in entities if name_key(name) in e.keys]
@@ -355,8 +355,6 @@ class EntityStore:
         Returns None when the chunk collection does not exist or holds no mentions.
         """
         from weaviate.classes.query import QueryReference
-
-        from stitcher.store.schema import property_name
 
         report = RelinkReport()
         if not self._client.collections.exists(self.collection):

@@ -1,0 +1,541 @@
+"""`Session`: one collection on one Weaviate server, for ingesting, searching and the rest.
+
+The public name is `stitcher.api.Stitcher`, a `Session` that also builds LangChain retrievers;
+the LangChain adapter (stitcher.langchain) sits between the two, on top of this module.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from stitcher.config import (
+    DEFAULT_ALPHA,
+    DEFAULT_COLLECTION,
+    DEFAULT_MAX_EXTEND,
+    ConnectionSettings,
+    connection_settings,
+    stitcher_home,
+)
+from stitcher.connect import connect
+from stitcher.docmatch import DocumentName, resolve_document
+from stitcher.embed import (
+    Embedder,
+    ModelRef,
+    document_embedder,
+    export_onnx,
+    model_reading,
+    needs_onnx_export,
+    onnx_export_dir,
+    query_embedder,
+    resolve_model,
+)
+from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError
+from stitcher.filters import Condition, Where
+from stitcher.graph import org_condition
+from stitcher.ids import canonical_collection_name
+from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary, ingest
+from stitcher.locks import LEASE_COLLECTION, Lease, local_lock, lock_key
+from stitcher.memo import LoadMemo
+from stitcher.models import CollectionSettings, Passage
+from stitcher.search import SearchOptions, SearchResult, search
+from stitcher.search import latest as latest_search
+from stitcher.seed_layout import adopt, seed_search
+from stitcher.sql import run_readonly
+from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
+from stitcher.transfer import export_collection, export_target, import_collection
+from stitcher.where import parse_where
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+Notice = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    """A field `--where` can filter on: its name, kind and a few values seen in the collection."""
+
+    name: str
+    kind: str
+    examples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SqlJoin:
+    """Narrow a search to the documents whose `join` field equals a value of the SQL's first
+    column (seed 002's SQL-then-search)."""
+
+    sql: str
+    db: str
+    join: str = "title"
+
+
+class Session:
+    """A connection to one Weaviate collection, for ingesting and searching.
+
+    Args:
+        url: Weaviate URL (``http://host:8080`` or a Weaviate Cloud URL). None: the local server
+            under ``$STITCHER_HOME``, started when it is not running (and left running).
+        api_key: API key for `url` (else ``$WEAVIATE_API_KEY``); the local server's own key is
+            read from its key file.
+        collection: collection name (Weaviate capitalises the first letter).
+        grpc_port: gRPC port of `url` when it is not 50051.
+        notice: called with one-line notices (server started, no ONNX export yet, ...).
+        profile: the stitcher.toml profile for what url/api_key/grpc_port leave open (else
+            ``$STITCHER_PROFILE``, else the files' default_profile).
+        replication_factor: replicas of a collection that `ingest` creates (None: 1 on one
+            node, 3 on a cluster); refused when above the nodes or unlike an existing one's.
+        consistency: "one", "quorum" (default) or "all": replicas that must answer every read,
+            write and delete.
+
+    Use it as a context manager, or call `close()`::
+
+        with Stitcher() as s:
+            s.ingest(["docs/"])
+            for passage in s.search("how do I rebuild the kernel?"):
+                print(passage.source, passage.text)
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        collection: str = DEFAULT_COLLECTION,
+        *,
+        grpc_port: int | None = None,
+        notice: Notice | None = None,
+        profile: str | None = None,
+        replication_factor: int | None = None,
+        consistency: str = "quorum",
+    ) -> None:
+        # Replicas of a collection this instance creates (None: 1 on one node, 3 on a cluster)
+        # and replicas that must answer each read/write/delete (stitcher.store.weaviate).
+        self._replication_factor = replication_factor
+        self._consistency = consistency
+
+        self.connection: ConnectionSettings = connection_settings(
+            url, api_key, grpc_port, profile=profile
+        )
+        self.collection = canonical_collection_name(collection)
+        self._notice: Notice = notice or (lambda message: None)
+        self._client: Any = None
+        self._store: WeaviateStore | None = None
+        self._settings: CollectionSettings | None = None
+        self._query_embedders: dict[str, Embedder] = {}
+
+    # -- connection -------------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        """The connected `weaviate.WeaviateClient` (connects on first use)."""
+        if self._client is None:
+            self._client = connect(self.connection, notice=self._notice)
+        return self._client
+
+    @property
+    def store(self) -> WeaviateStore:
+        """The collection as a `ChunkStore`."""
+        if self._store is None:
+            self._store = WeaviateStore(
+                self.client,
+                self.collection,
+                replication_factor=self._replication_factor,
+                consistency=self._consistency,
+            )
+        return self._store
+
+    def close(self) -> None:
+        """Close the connection (the local server keeps running)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+            self._store = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- ingest ----------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        paths: Sequence[str],
+        *,
+        model: str | None = None,
+        options: IngestOptions | None = None,
+        stdin: IO[str] | None = None,
+        progress: IngestProgress | None = None,
+        wait: bool = False,
+        reread: bool = False,
+    ) -> IngestSummary:
+        """Bring the collection in line with the documents under `paths` (see stitcher.ingest).
+
+        Two writers of the same collection never interleave, on one machine or several: the
+        second raises LockHeld, or waits for the first with ``wait=True`` (see stitcher.locks).
+        A dry run reads only and takes no lock. Files whose bytes are those of a load the
+        collection still holds are not loaded again (stitcher.memo), unless ``reread=True``.
+        """
+        model_ref = resolve_model(model)
+
+        def make_embedder() -> Any:
+            embedder = document_embedder(model_ref, (options or IngestOptions()).batch_size)
+            if needs_onnx_export(model_ref) and onnx_export_dir(model_ref) is None:
+                # torch is loaded now anyway: this is the cheap moment to prepare the fast
+                # query path that `stitcher search` uses.
+                self._notice(f"exporting {model_ref.name} to ONNX for fast searches (once)")
+                try:
+                    export_onnx(model_ref)
+                except ModelError as error:
+                    # Searches still work, through sentence-transformers (slower start).
+                    self._notice(f"warning: no ONNX export: {error}")
+            return embedder
+
+        options = options or IngestOptions()
+        self.store.check_replication()  # a factor that cannot be honoured fails before any work
+        memo = None
+        if not reread:
+            key = lock_key(self.connection, self.collection)
+            memo = LoadMemo(stitcher_home() / "memo" / f"{key}.sqlite", notice=self._notice)
+        with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
+            summary = ingest(
+                self.store,
+                paths,
+                model_name=model_ref.name,
+                embedder=make_embedder,
+                options=options,
+                stdin=stdin,
+                progress=progress,
+                memo=memo,
+            )
+        self._settings = None
+        return summary
+
+    @contextmanager
+    def _writer_lock(self, wait: bool, command: str, *, dry_run: bool = False) -> Iterator[None]:
+        """This machine's file lock, then the collection's lease in Weaviate (stitcher.locks)."""
+        if dry_run:
+            yield
+            return
+
+        with self._ingest_lock(wait, command):
+            lease = Lease(self.client, self.collection, command=command, notice=self._notice)
+            with lease.held(wait=wait):
+                yield
+
+    @contextmanager
+    def _ingest_lock(self, wait: bool, command: str = "ingest") -> Iterator[None]:
+        """The file lock alone: writers on this machine (the lease covers other machines)."""
+        with local_lock(self.connection, self.collection, wait=wait, command=command):
+            yield
+
+    # -- search ----------------------------------------------------------------------------
+
+    def collection_settings(self) -> CollectionSettings:
+        """The settings recorded on the collection (read once per instance)."""
+        if self._layout() == "seed":
+            raise SettingsMismatch(
+                f"collection {self.collection!r} was built the seed's way (LangChain, parent_id "
+                f"chain), not by stitcher: `stitcher adopt --collection {self.collection}` "
+                "converts it"
+            )
+        assert self._settings is not None
+        return self._settings
+
+    def _layout(self) -> str:
+        """ "stitcher", or "seed" for a collection built the seed's way; errors otherwise."""
+        if self._settings is not None:
+            return "stitcher"
+        store = self.store
+        if not store.exists():
+            raise CollectionMissing(self._missing_message())
+        settings = store.settings()
+        if settings is not None:
+            self._settings = settings
+            return "stitcher"
+        if store.layout() == "seed":
+            return "seed"
+        raise SettingsMismatch(
+            f"collection {self.collection!r} has no stitcher settings on it and no parent_id "
+            "chain: it was not created by `stitcher ingest` or the seed's LangChain loader"
+        )
+
+    def _missing_message(self) -> str:
+        bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
+        names = sorted(set(self.client.collections.list_all(simple=True)) - bookkeeping)
+        listing = ", ".join(names) if names else "none yet: run `stitcher ingest PATH` first"
+        return f"collection {self.collection!r} does not exist; existing collections: {listing}"
+
+    def query_embedder(self, model: str | None = None) -> Embedder:
+        """The embedder for queries: the collection's own model, via ONNX when exported."""
+        settings = self.collection_settings()
+        ref: ModelRef = resolve_model(model or settings.model)
+        if ref.name != settings.model:
+            raise SettingsMismatch(
+                f"collection {self.collection!r} was embedded with {settings.model!r}, "
+                f"not {ref.name!r}: search it without --model or with that model"
+            )
+        if ref.name not in self._query_embedders:
+            embedder = query_embedder(ref, notice=self._notice)
+            if settings.dimension and embedder.dimension != settings.dimension:
+                raise SettingsMismatch(
+                    f"model {ref.name!r} gives {embedder.dimension}-dimensional vectors but "
+                    f"collection {self.collection!r} holds {settings.dimension}-dimensional ones"
+                )
+            self._query_embedders[ref.name] = embedder
+        return self._query_embedders[ref.name]
+
+    def search_result(
+        self,
+        query: str | None,
+        *,
+        options: SearchOptions | None = None,
+        model: str | None = None,
+        latest: bool = False,
+        doc: str | None = None,
+        sql: SqlJoin | None = None,
+        org: str | None = None,
+    ) -> SearchResult:
+        """One query with timing and round-trip count (what `stitcher search --json` prints).
+
+        Args:
+            query: what to look for; None or empty (or `latest=True`) lists the newest documents.
+            options: limit, alpha, fusion, stitching, filter.
+            model: must be the collection's model when given.
+            latest: newest documents by date instead of a ranked search.
+            doc: restrict to the one document this name matches (AmbiguousError lists several).
+            sql: restrict to the documents picked by a SQL query (see SqlJoin).
+            org: restrict to chunks mentioning this organization (forgiving name or alias;
+                AmbiguousEntity lists several) — needs entities loaded (`stitcher entities`).
+        """
+        options = options or SearchOptions()
+        options.validate()
+        layout = self._layout()  # a missing or foreign collection fails here, clearly
+        where = options.where or Where()
+        extra: dict[str, Any] = {}
+        if doc is not None:
+            where = where.and_(Condition("doc_id", "eq", self.resolve_document(doc).doc_id))
+        if org is not None:
+            where = where.and_(org_condition(self.store.entities(), org))
+        if sql is not None:
+            rows = run_readonly(sql.db, sql.sql)
+            extra = {"sql": sql.sql, "sql_columns": rows.columns, "sql_rows": rows.rows}
+            values = rows.first_column()
+            if not values:
+                self._notice("the SQL returned no rows: nothing to search")
+                return SearchResult(query or "", [], 0.0, 0, extra)
+            where = where.and_(Condition(sql.join, "any", tuple(values)))
+        options = replace(options, where=where or None)
+        if layout == "seed":
+            return self._seed_search(query, options, model, latest or doc is not None or bool(org))
+        if latest or not (query and query.strip()):
+            result = latest_search(self.store, options)
+        else:
+            embedder = self.query_embedder(model)
+            result = search(
+                self.store, query, embedder.embed_query, options, reading=model_reading(embedder)
+            )
+        if extra:
+            result = replace(result, extra={**result.extra, **extra})
+        return result
+
+    def _seed_search(
+        self, query: str | None, options: SearchOptions, model: str | None, unsupported: bool
+    ) -> SearchResult:
+        """Stitched search on a seed-layout collection (no offsets: chains and text overlap)."""
+        if options.where or unsupported or not (query and query.strip()):
+            raise UsageError(
+                f"collection {self.collection!r} was built the seed's way (no stitcher metadata): "
+                "it can be searched with a query, without filters, --latest or --doc; "
+                f"`stitcher adopt --collection {self.collection}` converts it"
+            )
+        ref = resolve_model(model)
+        # One embedder per instance, as for stitcher's layout: an ONNX session costs ~170 ms.
+        if ref.name not in self._query_embedders:
+            self._query_embedders[ref.name] = query_embedder(ref, notice=self._notice)
+        embedder = self._query_embedders[ref.name]
+        # Their BM25 property is word-tokenized, so the query is sent as the user wrote it.
+        # The embedder goes in, not the vector, so that embedding counts in took_ms.
+        return seed_search(
+            self.client,
+            self.collection,
+            query,
+            embedder.embed_query,
+            keyword=query,
+            limit=options.limit,
+            alpha=DEFAULT_ALPHA if options.alpha is None else options.alpha,
+            fusion=options.fusion,
+            max_extend=options.max_extend,
+            stitch=options.stitch,
+        )
+
+    def adopt(
+        self, *, root: str | None = None, model: str | None = None, wait: bool = False
+    ) -> Any:
+        """Rewrite a seed-layout collection in place into stitcher's layout, keeping its vectors.
+
+        Returns an AdoptReport; later `ingest` runs take the collection over and embed only
+        chunks whose text differs from what the seed's splitter stored.
+        """
+        with self._writer_lock(wait, "adopt"):
+            report = adopt(
+                self.client,
+                self.collection,
+                root=Path(root) if root else None,
+                model_name=resolve_model(model).name,
+                progress=_NoticeProgress(self._notice),
+            )
+        self._store = None
+        self._settings = None
+        return report
+
+    def fields(self) -> list[FieldInfo]:
+        """Filterable fields with their kinds and example values (`stitcher fields`)."""
+        self.collection_settings()
+        kinds = self.store.fields()
+        seen: dict[str, dict[str, None]] = {name: {} for name in kinds}
+        for record in self.store.sample(200):
+            values: dict[str, Any] = {
+                "doc_id": record.doc_id,
+                "source": record.source,
+                "chunk_index": record.chunk_index,
+                **record.metadata,
+            }
+            for name, value in values.items():
+                if name in seen and name not in ("text",) and len(seen[name]) < 3:
+                    for item in value if isinstance(value, list) else [value]:
+                        text = item.isoformat() if hasattr(item, "isoformat") else str(item)
+                        seen[name].setdefault(text[:60], None)
+        return [FieldInfo(name, kind, tuple(list(seen[name])[:3])) for name, kind in kinds.items()]
+
+    def resolve_document(self, name: str) -> DocumentName:
+        """The one document `name` refers to (title, path or doc id; forgiving spelling)."""
+        heads = self.store.heads(limit=10_000)
+        names = [
+            DocumentName(h.doc_id, str(h.metadata.get("title") or ""), h.source) for h in heads
+        ]
+        return resolve_document(name, names)
+
+    def stats(self) -> dict[str, Any]:
+        """Documents, chunks and per-source counts of the collection (`stitcher stats`)."""
+        settings = self.collection_settings()
+        documents = self.store.documents()
+        return {
+            "collection": self.collection,
+            "documents": len(documents),
+            "chunks": sum(d.chunk_count for d in documents.values()),
+            "model": settings.model,
+            "dimension": settings.dimension,
+            "chunk_size": settings.chunk_size,
+            "chunk_overlap": settings.chunk_overlap,
+            **self.store.replication(),
+            "sources": {
+                d.source: d.chunk_count for d in sorted(documents.values(), key=lambda d: d.source)
+            },
+        }
+
+    def search(
+        self,
+        query: str | None,
+        limit: int = 5,
+        alpha: float | None = None,
+        where: Where | Sequence[str] | None = None,
+        *,
+        latest: bool = False,
+        fusion: str = "relative",
+        stitch: bool = True,
+        max_extend: int = DEFAULT_MAX_EXTEND,
+        doc: str | None = None,
+        sql: SqlJoin | None = None,
+        org: str | None = None,
+    ) -> list[Passage]:
+        """Hybrid search; each hit comes back as whole sentences (see stitcher.search).
+
+        Args:
+            query: the question or keywords (Chinese and English alike); None lists the latest.
+            limit: at most this many passages.
+            alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only; None
+                (default) chooses it from the query and the model (stitcher.fusion).
+            where: a filter applied inside Weaviate before ranking: a `Where`, or --where
+                expressions such as ``["tags=policy", "date>=2021-01-01"]`` (all must hold).
+            latest: the newest matching documents by date instead of a ranked search.
+            fusion: "relative" (relativeScoreFusion) or "ranked" (rankedFusion).
+            stitch: False returns the raw chunks.
+            max_extend: how many characters stitching may add on each side of a hit.
+            doc: only the document this name matches (title, path or doc id).
+            sql: only the documents a SQL query picks (SqlJoin).
+            org: only chunks that mention this organization (see `stitcher entities`).
+        """
+        options = SearchOptions(
+            limit=limit,
+            alpha=alpha,
+            fusion=fusion,
+            stitch=stitch,
+            max_extend=max_extend,
+            where=as_where(where),
+        )
+        result = self.search_result(
+            query, options=options, latest=latest, doc=doc, sql=sql, org=org
+        )
+        return result.passages
+
+    def drop(self, *, wait: bool = False) -> bool:
+        """Delete the whole collection (and its registered sources). Returns False when it did
+        not exist. Waits for, or refuses (LockHeld) while, another writer holds it."""
+        with self._writer_lock(wait, "drop"):
+            if not self.store.drop():
+                return False
+        self._store = None
+        self._settings = None
+        return True
+
+    def export_to(self, path: str, *, stdout: IO[str] | None = None, wait: bool = False) -> Any:
+        """Write the collection with its vectors to `path` (JSON Lines, .gz compressed, "-" for
+        `stdout`), holding the writer lock so no ingest changes it meanwhile. Returns an
+        ExportReport (see stitcher.transfer)."""
+        settings = self.collection_settings()
+        with self._writer_lock(wait, "export"), export_target(path, stdout or sys.stdout) as out:
+            return export_collection(self.store, settings, out, path=path)
+
+    def import_from(self, path: str, *, wait: bool = False) -> Any:
+        """Fill this collection from an export file, keeping its vectors; resumable and
+        verified (see stitcher.transfer.import_collection). Returns an ImportReport."""
+        with self._writer_lock(wait, "import"):
+            report = import_collection(self.store, path, notice=self._notice)
+        self._settings = None
+        return report
+
+    def load_entities(self, entities: Sequence[Any], *, wait: bool = False) -> Any:
+        """Create or update entities and re-link stored mentions (`stitcher entities load`),
+        holding the collection's writer lock. Returns the graph store's LoadReport."""
+        with self._writer_lock(wait, "entities load"):
+            return self.store.entities().load(entities)
+
+
+class _NoticeProgress:
+    def __init__(self, notice: Notice) -> None:
+        self._notice = notice
+
+    def step(self, message: str) -> None:
+        self._notice(message)
+
+
+def as_where(where: Where | Sequence[str] | None) -> Where | None:
+    """A Where from --where expressions (all must hold), or the Where itself."""
+    if where is None or isinstance(where, Where):
+        return where
+    if isinstance(where, str):
+        where = [where]
+
+    return parse_where(list(where)) or None
+
+
+def export_model(model: str | None = None) -> Path:
+    """Export `model` (default: the packaged MiniLM) to ONNX for the fast query path."""
+    return export_onnx(resolve_model(model))

@@ -1,0 +1,424 @@
+"""The contract every `ChunkStore` keeps, as a pytest test class any store can run.
+
+Subclass `ChunkStoreContract` in a test module and give it a `store` fixture that yields a fresh
+store of an unused, not yet created collection (and cleans up after)::
+
+    class TestMyStore(ChunkStoreContract):
+        @pytest.fixture
+        def store(self) -> Iterator[ChunkStore]:
+            yield MyStore(f"Contract_{uuid.uuid4().hex[:12]}")
+
+tests/test_store_contract.py runs it for `MemoryStore` and for `WeaviateStore` on a real server,
+so the in-memory store can stand in for Weaviate wherever tests need no server. Vectors are tiny
+(4 dimensions). Needs pytest (a test dependency), which nothing else in stitcher imports.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from stitcher.errors import CollectionMissing, FilterError
+from stitcher.filters import Condition, Where
+from stitcher.graph import UnknownEntity, org_condition
+from stitcher.graph.model import MENTIONED_KIND, Entity
+from stitcher.models import ChunkRecord, CollectionSettings, SpanRequest, sha256_hex
+from stitcher.segment import keyword_text
+from stitcher.store.base import ChunkStore
+
+SETTINGS = CollectionSettings(model="test/fake", dimension=4, chunk_size=10, chunk_overlap=2)
+
+
+CST = timezone(timedelta(hours=8))
+
+
+EST = timezone(timedelta(hours=-5))
+
+
+WEIRD = 'O\'Brien "the {chef}" \\ back'
+
+
+FILTER_DOCS: dict[str, dict[str, Any]] = {
+    "d1": {
+        "source": "notes/a.md",
+        "lang": "zh",
+        "title": "Kernel Guide",
+        "page": 1,
+        "date": datetime(2024, 1, 1, 10, 0, tzinfo=CST),  # 02:00 UTC
+        "tags": ["linux", "kernel"],
+        "author": "Alice",
+        "rating": 4.5,
+        "draft": False,
+    },
+    "d2": {
+        "source": "notes/b.md",
+        "lang": "en",
+        "title": "Weather Report",
+        "page": 5,
+        "date": datetime(2024, 1, 1, 3, 0, tzinfo=timezone.utc),
+        "tags": ["weather"],
+        "author": "Bob",
+        "rating": 3.0,
+        "draft": True,
+    },
+    "d3": {
+        "source": "other/c{1}\\x.txt",
+        "lang": "en",
+        "title": "Cooking",
+        "page": 10,
+        "date": datetime(2024, 2, 1, 0, 0, tzinfo=EST),
+        "author": WEIRD,
+        "rating": 5.0,
+    },
+    "d4": {
+        "source": "other/x*y.md",
+        "lang": "de",
+        "title": "Sonstiges",
+        "page": 7,
+        "date": datetime(2023, 12, 31, 23, 0, tzinfo=timezone.utc),
+        "author": 'say "hi" {x} $y',
+        "rating": 1.0,
+    },
+}
+
+
+C = Condition
+
+
+FILTER_CASES: list[tuple[Where, set[str]]] = [
+    (Where((C("lang", "eq", "en"),)), {"d2", "d3"}),
+    (Where((C("lang", "ne", "en"),)), {"d1", "d4"}),
+    (Where((C("page", "gt", 5),)), {"d3", "d4"}),
+    (Where((C("page", "ge", 5),)), {"d2", "d3", "d4"}),
+    (Where((C("page", "lt", 5),)), {"d1"}),
+    (Where((C("page", "le", 5),)), {"d1", "d2"}),
+    (Where((C("page", "any", (1, 10)),)), {"d1", "d3"}),
+    (Where((C("tags", "any", ("kernel", "weather")),)), {"d1", "d2"}),
+    (Where((C("tags", "eq", "linux"),)), {"d1"}),
+    (Where((C("source", "contains", "notes/"),)), {"d1", "d2"}),
+    (Where((C("title", "contains", "guide"),)), {"d1"}),
+    (Where((C("title", "eq", "weather"),)), {"d2"}),
+    (Where((C("doc_id", "any", ("d1", "d4", "nope")),)), {"d1", "d4"}),
+    # Dates: 10:30+08:00 is 02:30 UTC, after d1 (02:00 UTC) and before d2 (03:00 UTC).
+    (Where((C("date", "lt", datetime(2024, 1, 1, 10, 30, tzinfo=CST)),)), {"d1", "d4"}),
+    (Where((C("date", "ge", "2024-01-01T02:00:00Z"),)), {"d1", "d2", "d3"}),
+    (Where((C("date", "le", datetime(2024, 1, 1, 2, 0)),)), {"d1", "d4"}),  # naive = UTC
+    (Where((C("date", "gt", datetime(2024, 1, 31, 23, 0, tzinfo=EST)),)), {"d3"}),
+    # Extra metadata properties created on demand.
+    (Where((C("author", "eq", "Alice"),)), {"d1"}),
+    (Where((C("rating", "gt", 4),)), {"d1", "d3"}),
+    (Where((C("draft", "eq", True),)), {"d2"}),
+    # all_of AND one any_of group.
+    (
+        Where(
+            (C("lang", "eq", "en"),),
+            (C("page", "eq", 5), C("author", "eq", WEIRD)),
+        ),
+        {"d2", "d3"},
+    ),
+    (Where((C("lang", "eq", "en"), C("page", "lt", 10))), {"d2"}),
+    # Literal values: quotes, braces, backslashes, GraphQL syntax.
+    (Where((C("author", "eq", WEIRD),)), {"d3"}),
+    (Where((C("author", "contains", '"the {chef}" \\'),)), {"d3"}),
+    (Where((C("author", "eq", 'say "hi" {x} $y'),)), {"d4"}),
+    (Where((C("author", "contains", "} $y"),)), {"d4"}),
+    (Where((C("source", "eq", "other/c{1}\\x.txt"),)), {"d3"}),
+    (Where((C("source", "contains", "c{1}\\"),)), {"d3"}),
+    (Where((C("author", "eq", 'Alice" } OR { "a'),)), set()),
+]
+
+
+def chunk_id(doc_id: str, doc_hash: str, index: int) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"test|{doc_id}|{doc_hash}|{index}"))
+
+
+def make_records(
+    doc_id: str,
+    text: str,
+    *,
+    doc_hash: str = "v1",
+    size: int = 10,
+    step: int = 8,
+    source: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> list[ChunkRecord]:
+    """Chunks of `size` characters every `step` characters, like the real chunker's overlap."""
+    records = []
+    starts = range(0, max(len(text) - size + step, 1), step)
+    for index, start in enumerate(starts):
+        end = min(start + size, len(text))
+        piece = text[start:end]
+        records.append(
+            ChunkRecord(
+                id=chunk_id(doc_id, doc_hash, index),
+                doc_id=doc_id,
+                doc_hash=doc_hash,
+                chunk_index=index,
+                start=start,
+                end=end,
+                text=piece,
+                source=source or f"docs/{doc_id}",
+                chunk_hash=sha256_hex(piece),
+                doc_length=len(text),
+                parent_id=chunk_id(doc_id, doc_hash, index - 1) if index else None,
+                metadata=dict(metadata or {}),
+            )
+        )
+    return records
+
+
+def vectors_for(records: list[ChunkRecord]) -> list[list[float]]:
+    return [[1.0, (r.chunk_index % 5) / 5, 0.5, 0.25] for r in records]
+
+
+def write_ok(store: ChunkStore, records: list[ChunkRecord]) -> None:
+    assert store.write(records, vectors_for(records)) == []
+
+
+def one_chunk(doc_id: str, text: str, **metadata: Any) -> list[ChunkRecord]:
+    return make_records(doc_id, text, size=len(text), step=len(text), metadata=metadata)
+
+
+def filtered(store: ChunkStore, where: Where) -> set[str]:
+    hits = store.hybrid("", "", [1, 0, 0, 0], limit=50, alpha=1.0, where=where)
+    return {hit.record.doc_id for hit in hits}
+
+
+class ChunkStoreContract:
+    """The tests every store passes. Subclasses provide the `store` fixture (see the module)."""
+
+    @pytest.fixture
+    def store(self) -> ChunkStore:
+        raise NotImplementedError("a ChunkStoreContract subclass provides the `store` fixture")
+
+    @pytest.fixture
+    def created(self, store: ChunkStore) -> ChunkStore:
+        store.create(SETTINGS)
+        return store
+
+    def test_create_records_settings(self, store: ChunkStore) -> None:
+        assert not store.exists()
+        store.create(SETTINGS)
+        assert store.exists()
+        assert store.settings() == SETTINGS
+        assert store.count() == 0
+
+    def test_write_counts_and_same_id_replaces(self, created: ChunkStore) -> None:
+        records = make_records("a", "abcdefghijklmnopqrstuvwxyz")
+        write_ok(created, records)
+        assert created.count() == len(records) == 3
+
+        changed = [
+            ChunkRecord(**{**r.__dict__, "text": r.text.upper(), "metadata": {"lang": "en"}})
+            for r in records
+        ]
+        write_ok(created, changed)
+        assert created.count() == 3
+        stored = {r.id: r for r in created.fetch([r.id for r in records])}
+        assert {r.id: r for r in changed} == stored
+
+    def test_records_round_trip_with_metadata(self, created: ChunkStore) -> None:
+        metadata = {
+            "title": "内核 Guide",
+            "lang": "zh",
+            "page": 3,
+            "date": datetime(2024, 1, 2, 10, 0, tzinfo=CST),
+            "tags": ["linux", "内核"],
+            "author": "Alice",
+            "Rating": 4.5,
+            "draft": False,
+            "作者": "张三",
+            "id": "reserved-name",
+            "my-key": ["x", "y"],
+            "updated": datetime(2023, 5, 1, 12, 30),  # naive: taken as UTC
+        }
+        records = make_records(
+            "meta", "重新编译内核的方法，以及更多的文字内容。", metadata=metadata
+        )
+        write_ok(created, records)
+        fetched = {r.id: r for r in created.fetch([r.id for r in records])}
+        expected = dict(metadata, updated=datetime(2023, 5, 1, 12, 30, tzinfo=timezone.utc))
+        for record in records:
+            assert fetched[record.id].metadata == expected
+            assert fetched[record.id] == ChunkRecord(**{**record.__dict__, "metadata": expected})
+            assert fetched[record.id].metadata["date"].utcoffset() == timedelta(0)
+
+    def test_metadata_type_conflict_fails_that_document(self, created: ChunkStore) -> None:
+        write_ok(created, make_records("first", "rated ok", metadata={"rating": 4}))
+        good = make_records("good", "also fine", metadata={"rating": 5})
+        bad = make_records("bad", "not a number", metadata={"rating": "five stars"})
+        failures = created.write(good + bad, vectors_for(good + bad))
+        assert [(f.id, f.doc_id) for f in failures] == [(r.id, "bad") for r in bad]
+        assert "'rating'" in failures[0].reason and "'bad'" in failures[0].reason
+        assert set(created.documents()) == {"first", "good"}
+
+    def test_documents_lists_versions_counts_and_sources(self, created: ChunkStore) -> None:
+        old = make_records("d1", "x" * 30, doc_hash="old", source="src/d1.md")
+        new = make_records("d1", "y" * 20, doc_hash="new", source="src/d1.md")
+        other = make_records("d2", "zzzz", source="src/d2.txt")
+        for records in (old, new, other):
+            write_ok(created, records)
+        docs = created.documents()
+        assert set(docs) == {"d1", "d2"}
+        assert docs["d1"].doc_hashes == {"old", "new"}
+        assert docs["d1"].chunk_count == len(old) + len(new)
+        assert docs["d1"].source == "src/d1.md"
+        assert docs["d2"].doc_hashes == {"v1"} and docs["d2"].chunk_count == 1
+
+    def test_delete_document_keeps_the_kept_version(self, created: ChunkStore) -> None:
+        old = make_records("d1", "x" * 30, doc_hash="old")
+        new = make_records("d1", "y" * 20, doc_hash="new")
+        other = make_records("d2", "zzzz")
+        for records in (old, new, other):
+            write_ok(created, records)
+        assert created.delete_document("d1", keep_doc_hash="new") == len(old)
+        assert created.documents()["d1"].doc_hashes == {"new"}
+        assert created.delete_document("d1") == len(new)
+        assert set(created.documents()) == {"d2"}
+        assert created.delete_document("missing") == 0
+
+    def test_fetch_many_ids(self, created: ChunkStore) -> None:
+        records = make_records("many", "0123456789" * 25)
+        write_ok(created, records)
+        wanted = [r.id for r in records[:25]]
+        assert len(wanted) == 25
+        fetched = created.fetch([*wanted, str(uuid.uuid4())])
+        assert sorted(r.id for r in fetched) == sorted(wanted)
+
+    def test_fetch_spans_returns_exactly_the_overlapping_chunks(self, created: ChunkStore) -> None:
+        text = "0123456789" * 8  # chunks [0,10) [8,18) [16,26) ...
+        v1 = make_records("s", text, doc_hash="v1")
+        v2 = make_records("s", text, doc_hash="v2")
+        other = make_records("t", text)
+        for records in (v1, v2, other):
+            write_ok(created, records)
+        requests = [
+            SpanRequest("s", "v1", lo=9, hi=17),  # overlaps [0,10) and [8,18) (and [16,26))
+            SpanRequest("t", "v1", lo=70, hi=80),
+        ]
+        expected = {r.id for r in v1 if r.start < 17 and r.end > 9}
+        expected |= {r.id for r in other if r.start < 80 and r.end > 70}
+        assert {r.id for r in created.fetch_spans(requests)} == expected
+        assert created.fetch_spans([]) == []
+
+    def test_vectors_by_chunk_hash(self, created: ChunkStore) -> None:
+        records = make_records("v", "abcdefghijklmnopqrstuvwxyz")
+        vectors = [[0.1, 0.2, 0.3, float(i)] for i in range(len(records))]
+        assert created.write(records, vectors) == []
+        wanted = {records[0].chunk_hash, records[2].chunk_hash, sha256_hex("unknown")}
+        found = created.vectors_by_chunk_hash("v", wanted)
+        assert found.keys() == {records[0].chunk_hash, records[2].chunk_hash}
+        assert found[records[2].chunk_hash] == pytest.approx(vectors[2])
+        assert created.vectors_by_chunk_hash("other-doc", wanted) == {}
+
+    def test_hybrid_keyword_side_finds_chinese_words_in_compounds(
+        self, created: ChunkStore
+    ) -> None:
+        docs = {
+            "zh": "重新编译内核的方法",
+            "zh2": "今天天气很好，适合出去散步",
+            "en": "How to rebuild the kernel module",
+        }
+        for doc_id, text in docs.items():
+            write_ok(created, one_chunk(doc_id, text))
+        for query, doc_id in [("内核", "zh"), ("天气", "zh2"), ("Kernel", "en"), ("rebuild", "en")]:
+            hits = created.hybrid(query, keyword_text(query), [1, 0, 0, 0], limit=5, alpha=0.0)
+            assert [hit.record.doc_id for hit in hits] == [doc_id], query
+            assert hits[0].explain is not None and hits[0].explain.keyword == pytest.approx(1.0)
+
+    @pytest.mark.parametrize("fusion", ["relative", "ranked"])
+    def test_hybrid_scores_are_explained(self, created: ChunkStore, fusion: str) -> None:
+        records = one_chunk("a", "apple") + one_chunk("b", "cherry") + one_chunk("c", "apple tart")
+        vectors = [[1.0, 0.0, 0.0, 0.0], [0.6, 0.8, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+        assert created.write(records, vectors) == []
+        hits = created.hybrid("apple", "apple", [1, 0, 0, 0], limit=3, alpha=0.4, fusion=fusion)
+        assert {hit.record.doc_id for hit in hits} == {"a", "b", "c"}
+        assert hits[0].record.doc_id == "a"  # best on both sides
+        for hit in hits:
+            explain = hit.explain
+            assert explain is not None and explain.fusion == fusion and explain.alpha == 0.4
+            parts = (explain.keyword_contribution or 0.0) + (explain.vector_contribution or 0.0)
+            assert hit.score == pytest.approx(parts, abs=1e-5)
+            assert explain.vector is not None
+            assert (explain.keyword is not None) == (hit.record.doc_id in ("a", "c"))
+
+    @pytest.fixture
+    def filter_store(self, created: ChunkStore) -> ChunkStore:
+        records = []
+        for doc_id, metadata in FILTER_DOCS.items():
+            meta = {k: v for k, v in metadata.items() if k != "source"}
+            records += make_records(doc_id, f"text of {doc_id}", size=40, step=40, metadata=meta)
+            records[-1] = ChunkRecord(**{**records[-1].__dict__, "source": metadata["source"]})
+        write_ok(created, records)
+        return created
+
+    def test_where_operators_narrow_correctly(self, filter_store: ChunkStore) -> None:
+        # One test over all cases: the collection is built once per store.
+        assert filtered(filter_store, Where()) == set(FILTER_DOCS)
+        for where, expected in FILTER_CASES:
+            assert filtered(filter_store, where) == expected, where
+
+    def test_contains_with_wildcard_characters_still_finds_the_literal(
+        self,
+        filter_store: ChunkStore,
+    ) -> None:
+        # `*` and `?` cannot be escaped in Weaviate's like: they match any one character there.
+        found = filtered(filter_store, Where((C("source", "contains", "x*y"),)))
+        assert "d4" in found and "d1" not in found
+
+    def test_where_with_unknown_field_or_bad_value_is_refused(
+        self, filter_store: ChunkStore
+    ) -> None:
+        with pytest.raises(FilterError, match="colour"):
+            filtered(filter_store, Where((C("colour", "eq", "red"),)))
+        with pytest.raises(FilterError, match="page"):
+            filtered(filter_store, Where((C("page", "gt", "many"),)))
+        with pytest.raises(FilterError, match="contains"):
+            filtered(filter_store, Where((C("page", "contains", "1"),)))
+
+    def test_write_failures_are_returned_and_the_rest_stored(self, created: ChunkStore) -> None:
+        write_ok(created, one_chunk("first", "establishes the dimension"))
+        records = [*one_chunk("ok1", "fine"), *one_chunk("bad", "short"), *one_chunk("ok2", "ok")]
+        vectors = [[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
+        failures = created.write(records, vectors)
+        assert [(f.id, f.doc_id) for f in failures] == [(records[1].id, "bad")]
+        assert failures[0].reason
+        assert created.count() == 3
+        assert set(created.documents()) == {"first", "ok1", "ok2"}
+
+    def test_layout_of_a_created_collection_is_stitchers(self, store: ChunkStore) -> None:
+        with pytest.raises(CollectionMissing):
+            store.layout()
+        store.create(SETTINGS)
+        assert store.layout() == "stitcher"
+
+    def test_drop_removes_the_collection_and_its_sources(self, created: ChunkStore) -> None:
+        write_ok(created, make_records("d", "abcdefghijklmnopqrstuvwxyz"))
+        created.register_source("docs", "/somewhere/docs")
+        assert created.drop() is True
+        assert not created.exists()
+        assert created.drop() is False
+        created.create(SETTINGS)  # a new collection of the same name starts empty
+        assert created.count() == 0 and created.documents() == {}
+        assert created.source_roots() == {}
+
+    def test_entities_load_and_resolve_by_name_and_alias(self, created: ChunkStore) -> None:
+        entities = created.entities()
+        assert entities.collection == created.name
+        assert not entities.exists(MENTIONED_KIND)
+        loaded = [
+            Entity("organization", "acme", "Acme Corporation", ("ACME",), {"country": "France"}),
+            Entity("organization", "kestrel", "Kestrel Motors", (), {"country": "Korea"}),
+            Entity("person", "ada", "Ada Lovelace"),
+        ]
+        entities.load(loaded)
+        assert entities.exists(MENTIONED_KIND) and entities.exists("person")
+        assert {e.id for e in entities.entities([MENTIONED_KIND])} == {"acme", "kestrel"}
+        assert entities.resolver(MENTIONED_KIND).one("acme").id == "acme"
+        assert entities.resolver(MENTIONED_KIND).one("Kestrel").id == "kestrel"
+        assert org_condition(entities, "Acme Corporation") == Condition("mentions.id", "eq", "acme")
+        with pytest.raises(UnknownEntity):
+            org_condition(entities, "Nobody Inc")
