@@ -7,7 +7,7 @@ terminators. Here one query's hits go through one call, `stitch_hits`, in three 
 1. plan: what each hit needs around it (`needed_window`: nothing on a side that ingest already
    marked as a sentence boundary, else up to `max_extend` characters);
 2. read it from the text stored with the hit (`_from_context`), or else ask for it: every chunk
-   of the hit's document version that overlaps the window, for all hits in ONE request made
+   of the hit's document version that overlaps the window, for all such hits in ONE request made
    through the function the caller passes (`_span_requests`);
 3. assemble: `stitch` lays each hit's chunks out by their character offsets, so the overlap is
    never repeated and the result is always an exact slice of the document, and widens the hit
@@ -16,7 +16,7 @@ terminators. Here one query's hits go through one call, `stitch_hits`, in three 
    `to_passages` turns them into the best `limit` passages.
 
 Seed-layout collections (stitcher.foreign.seed_search) fetch their neighbourhood their own way
-(hop by hop along `parent_id`) and share steps 3's `stitch`, `merge` and `to_passages`.
+(hop by hop along `parent_id`) and share step 3: `stitch`, `merge` and `to_passages`.
 
 No store and no I/O here: the one request goes through the `fetch_spans` function passed in.
 """
@@ -356,7 +356,6 @@ def stitch(
         neighbours: Chunks fetched around it (see `window`). Chunks of another document or
             version, duplicates, the hit itself and far-away chunks are ignored.
         max_extend: Most characters added on each side.
-
         carry_headings: When the stitched text is only a heading (a short line with no
             sentence terminator, e.g. "## Food"), carry on to the end of the sentence that
             follows it, still within `max_extend` — a heading alone answers nothing.
