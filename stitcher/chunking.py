@@ -88,10 +88,6 @@ def validate_chunk_settings(chunk_size: int, chunk_overlap: int) -> None:
         )
 
 
-#: The name the brief uses; same function.
-chunk_settings_ok = validate_chunk_settings
-
-
 def split(text: str, chunk_size: int = 250, chunk_overlap: int = 50) -> list[Chunk]:
     """Cut `text` into chunks of at most `chunk_size` characters that tile it without gaps.
 

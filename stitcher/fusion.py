@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MODEL
 from stitcher.models import Hit, ScoreExplain
+from stitcher.stitch import is_heading
 
 # --- tunable defaults (one place; issue 15 measures them on the question benchmark) -----------
 
@@ -160,9 +161,7 @@ def one_sided(explain: ScoreExplain | None) -> bool:
 
 def bare_heading(hit: Hit) -> bool:
     """True when the matched chunk is only a heading (short, one line, no sentence end)."""
-    from stitcher.stitch import _is_heading
-
-    return _is_heading(hit.record.text.strip())
+    return is_heading(hit.record.text.strip())
 
 
 def demote_weak_hits(hits: Sequence[Hit]) -> list[Hit]:

@@ -1,25 +1,27 @@
-"""Hybrid search whose hits come back as whole sentences, in two round trips.
+"""Hybrid search whose hits come back as whole sentences, in one round trip, at most two.
 
-Round trip 1 is the hybrid query. Round trip 2 fetches, for all hits at once, every chunk of the
-same document version that overlaps the hit widened by the stitching bound — a filter on
-character offsets, so it always covers as far as stitching may reach and no third trip is ever
-needed. Stitching itself (stitcher.stitch) is pure and works on character offsets, so the
-overlap between chunks is never repeated and every passage is an exact slice of its document.
+Round trip 1 is the hybrid query. Its hits go to stitcher.stitch.stitch_hits in one call, which
+widens them from the text stored with each chunk; only for a hit whose stored text does not
+reach as far as stitching may need (a larger --max-extend, or chunks stored without it) does it
+make round trip 2: every chunk of the same document version that overlaps the hit widened by
+the stitching bound, for all such hits at once — a filter on character offsets, so no third trip
+is ever needed.
 """
 
 from __future__ import annotations
 
 import time
-from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from stitcher.config import DEFAULT_MAX_EXTEND
 from stitcher.errors import UsageError, setting
 from stitcher.filters import Where
 from stitcher.fusion import ModelReading, demote_weak_hits, effective_alpha, one_sided
-from stitcher.models import ChunkRecord, Hit, Passage, SpanRequest
+from stitcher.models import Hit, Passage
+from stitcher.segment import query_keyword_text
+from stitcher.stitch import raw_passage, stitch_hits
 from stitcher.store.base import ChunkStore
 
 #: Candidates asked for per wanted passage: hits from one document often merge into one
@@ -136,8 +138,6 @@ def search(
 
     Raises UsageError for an empty query or invalid options.
     """
-    from stitcher.segment import query_keyword_text
-
     options.validate()
     if not query.strip():
         raise UsageError("the query is empty")
@@ -156,12 +156,8 @@ def search(
     )
     if options.demote_weak:
         hits = demote_weak_hits(hits)
-    round_trips = 1
-    if options.stitch and hits:
-        passages, more = stitch_hits(store, hits, options.limit, options.max_extend)
-        round_trips += more
-    else:
-        passages = [raw_passage(hit) for hit in hits[: options.limit]]
+    passages, more = _passages(store, hits, options)
+    round_trips = 1 + more
     took = (time.perf_counter() - started) * 1000
     return SearchResult(
         query=query,
@@ -176,180 +172,29 @@ def search(
 def latest(store: ChunkStore, options: SearchOptions = SearchOptions()) -> SearchResult:
     """No query: the newest matching documents by `date`, each from its start, stitched.
 
-    The seed's "no topic: just return the latest" branch. Two round trips, like a search.
+    The seed's "no topic: just return the latest" branch. Stitched like a search: one round
+    trip, two when the stored context does not cover a passage.
     """
     options.validate()
     started = time.perf_counter()
     heads = store.heads(options.where, limit=options.limit, newest_first=True)
     hits = [Hit(record, 0.0) for record in heads]
-    round_trips = 1
-    if options.stitch and hits:
-        passages, more = stitch_hits(store, hits, options.limit, options.max_extend)
-        round_trips += more
-    else:
-        passages = [raw_passage(hit) for hit in hits]
+    passages, more = _passages(store, hits, options)
+    round_trips = 1 + more
     took = (time.perf_counter() - started) * 1000
     return SearchResult(query="", passages=passages, took_ms=took, round_trips=round_trips)
 
 
-def raw_passage(hit: Hit) -> Passage:
-    """A hit as it is stored: the chunk's own text, not stitched."""
-    r = hit.record
-    return Passage(
-        text=r.text,
-        source=r.source,
-        doc_id=r.doc_id,
-        score=hit.score,
-        hit_ids=(r.id,),
-        chunk_ids=(r.id,),
-        start=r.start,
-        end=r.end,
-        truncated=False,
-        explain=hit.explain,
-        metadata=dict(r.metadata),
-        hit_spans=((r.start, r.end),),
-    )
-
-
-def stitch_hits(
-    store: ChunkStore, hits: Sequence[Hit], limit: int, max_extend: int
+def _passages(
+    store: ChunkStore, hits: list[Hit], options: SearchOptions
 ) -> tuple[list[Passage], int]:
-    """Fetch the neighbourhood of every hit that needs it in one request, stitch, merge, keep
-    the best `limit`. Returns the passages and the requests made (0 or 1): hits that ingest
-    marked as whole sentences need no request at all."""
-    from stitcher.stitch import Scored, merge, needed_window, stitch
-
-    # Chunks stored with their surrounding text need no request at all; the others are
-    # fetched in one request, and only for the hits that will be returned.
-    local: dict[str, list[ChunkRecord]] = {}
-    windows: dict[str, tuple[int, int]] = {}
-    likely = {hit.record.id for hit in _likely_returned(hits, limit)}
-    for hit in hits:
-        needed = needed_window(hit.record, max_extend, carry_headings=True)
-        if needed is None:
-            continue
-        around = _from_context(store.name, hit.record, needed)
-        if around is not None:
-            local[hit.record.id] = around
-        elif hit.record.id in likely:
-            windows[hit.record.id] = needed
-    by_version: dict[tuple[str, str], list[ChunkRecord]] = defaultdict(list)
-    if windows:
-        requests = _span_requests(hits, windows)
-        for record in store.fetch_spans(requests):
-            by_version[(record.doc_id, record.doc_hash)].append(record)
-
-    scored = []
-    for hit in hits:
-        r = hit.record
-        neighbours = [*by_version.get((r.doc_id, r.doc_hash), []), *local.get(r.id, [])]
-        span = stitch(r, [*neighbours, r], max_extend=max_extend, carry_headings=True)
-        scored.append(Scored(span=span, score=hit.score, payload=hit))
-    passages = []
-    for merged in merge(scored):
-        best: Hit = merged.payloads[0]
-        r = best.record
-        passages.append(
-            Passage(
-                text=merged.span.text,
-                source=r.source,
-                doc_id=r.doc_id,
-                score=merged.score,
-                hit_ids=tuple(h.record.id for h in merged.payloads),
-                chunk_ids=merged.span.chunk_ids,
-                start=merged.span.start,
-                end=merged.span.end,
-                truncated=merged.span.truncated,
-                explain=best.explain,
-                metadata=dict(r.metadata),
-                hit_spans=merged.span.hit_spans,
-            )
+    """The hits as passages, stitched unless `options` says not; with the requests made."""
+    if options.stitch and hits:
+        return stitch_hits(
+            hits,
+            store.fetch_spans,
+            collection=store.name,
+            limit=options.limit,
+            max_extend=options.max_extend,
         )
-        if len(passages) == limit:
-            break
-    return passages, int(bool(windows))
-
-
-def _from_context(
-    collection: str, hit: ChunkRecord, window: tuple[int, int]
-) -> list[ChunkRecord] | None:
-    """The neighbours of `hit` rebuilt from the text stored with it (exact slices of the
-    document, under the neighbours' real ids), or None when that text does not cover `window`."""
-    from stitcher.ids import chunk_uuid
-
-    context = hit.context
-    if context is None:
-        return None
-    lo, hi = hit.start - len(context.before), hit.end + len(context.after)
-    if window[0] < lo or window[1] > hi:
-        return None
-    text = context.before + hit.text + context.after
-    pieces = []
-    for index, start, end in context.neighbours:
-        a, b = max(start, lo), min(end, hi)
-        if a < b:
-            pieces.append(
-                replace(
-                    hit,
-                    id=chunk_uuid(collection, hit.doc_id, hit.doc_hash, index),
-                    chunk_index=index,
-                    start=a,
-                    end=b,
-                    text=text[a - lo : b - lo],
-                    chunk_hash="",
-                    parent_id=None,
-                    starts_sentence=None,
-                    ends_sentence=None,
-                    context=None,
-                )
-            )
-    return pieces
-
-
-def _likely_returned(hits: Sequence[Hit], limit: int) -> list[Hit]:
-    """The hits that will make the first `limit` passages, predicted from their raw ranges.
-
-    Hits of one document whose chunks overlap will merge anyway; spare candidates beyond that
-    are kept only to fill places freed by merging. Fetching neighbours just for the predicted
-    hits keeps the second request small (and often unnecessary). A spare candidate that ends up
-    returned after all is stitched from what was fetched and marked truncated if that was not
-    enough — never wrong, at worst shorter.
-    """
-    chosen: list[Hit] = []
-    groups: list[tuple[str, str, int, int]] = []
-    for hit in hits:
-        r = hit.record
-        joined = False
-        for i, (doc_id, doc_hash, lo, hi) in enumerate(groups):
-            if (doc_id, doc_hash) == (r.doc_id, r.doc_hash) and r.start <= hi and r.end >= lo:
-                groups[i] = (doc_id, doc_hash, min(lo, r.start), max(hi, r.end))
-                joined = True
-                break
-        if not joined:
-            if len(groups) == limit:
-                break
-            groups.append((r.doc_id, r.doc_hash, r.start, r.end))
-        chosen.append(hit)
-    return chosen
-
-
-def _span_requests(hits: Sequence[Hit], windows: dict[str, tuple[int, int]]) -> list[SpanRequest]:
-    """One character range per document version: overlapping windows are fused to keep the
-    filter small."""
-    ranges: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
-    for hit in hits:
-        r = hit.record
-        if r.id in windows:
-            ranges[(r.doc_id, r.doc_hash)].append(windows[r.id])
-    requests = []
-    for (doc_id, doc_hash), spans in ranges.items():
-        spans.sort()
-        lo, hi = spans[0]
-        for a, b in spans[1:]:
-            if a <= hi:
-                hi = max(hi, b)
-            else:
-                requests.append(SpanRequest(doc_id, doc_hash, lo, hi))
-                lo, hi = a, b
-        requests.append(SpanRequest(doc_id, doc_hash, lo, hi))
-    return requests
+    return [raw_passage(hit) for hit in hits[: options.limit]], 0

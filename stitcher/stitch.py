@@ -1,24 +1,36 @@
-"""Widen search hits to whole sentences and merge the passages that meet.
+"""Stitching, all of it: widen search hits to whole sentences and merge the passages that meet.
 
 The seed's `complete_text` followed `parent_id` one query per hop, forward only, glued whole
 chunks together (repeating the 50-character overlap) and never stopped on text without
-terminators. Here the search code fetches, in one request, every chunk of the hit's document
-version that overlaps `window(hit, max_extend)`; `stitch` lays those chunks out by their
-character offsets, so the overlap is never repeated and the result is always an exact slice of
-the document, and widens the hit backwards to a sentence start and forwards to a sentence end
-(rules in stitcher.sentences), never further than `max_extend` characters on either side.
+terminators. Here one query's hits go through one call, `stitch_hits`, in three steps:
 
-Everything here is pure: no I/O, no store access.
+1. plan: what each hit needs around it (`needed_window`: nothing on a side that ingest already
+   marked as a sentence boundary, else up to `max_extend` characters);
+2. read it from the text stored with the hit (`_from_context`), or else ask for it: every chunk
+   of the hit's document version that overlaps the window, for all such hits in ONE request made
+   through the function the caller passes (`_span_requests`);
+3. assemble: `stitch` lays each hit's chunks out by their character offsets, so the overlap is
+   never repeated and the result is always an exact slice of the document, and widens the hit
+   backwards to a sentence start and forwards to a sentence end (rules in stitcher.sentences),
+   never further than `max_extend` characters on either side; `merge` joins the spans that meet;
+   `to_passages` turns them into the best `limit` passages.
+
+Seed-layout collections (stitcher.foreign.seed_search) fetch their neighbourhood their own way
+(hop by hop along `parent_id`) and share step 3: `stitch`, `merge` and `to_passages`.
+
+No store and no I/O here: the one request goes through the `fetch_spans` function passed in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from stitcher.errors import UsageError
-from stitcher.models import ChunkRecord, SpanRequest
+from stitcher.ids import chunk_uuid
+from stitcher.models import ChunkRecord, Hit, Passage, SpanRequest
 from stitcher.sentences import (
     CJK_TERMINATORS,
     ELLIPSES,
@@ -34,7 +46,7 @@ P = TypeVar("P")
 
 #: Characters looked at beyond the extension bound: enough to see the terminator (and the
 #: whitespace) before a sentence that starts right at the bound.
-_CONTEXT = 64
+BOUND_MARGIN = 64
 
 
 @dataclass(frozen=True)
@@ -76,10 +88,6 @@ class Scored(Generic[P]):
     payload: P
 
 
-#: The name the brief uses.
-ScoredSpan = Scored
-
-
 @dataclass(frozen=True)
 class Merged(Generic[P]):
     """Spans of one document version that overlapped or touched, joined into one.
@@ -94,13 +102,65 @@ class Merged(Generic[P]):
     scores: tuple[float, ...]
 
 
+def stitch_hits(
+    hits: Sequence[Hit],
+    fetch_spans: Callable[[list[SpanRequest]], Iterable[ChunkRecord]],
+    *,
+    collection: str,
+    limit: int,
+    max_extend: int,
+) -> tuple[list[Passage], int]:
+    """Stitch one query's hits into at most `limit` whole-sentence passages, best first.
+
+    Each hit's neighbours come from the text stored with it when that covers what stitching
+    needs; the others are fetched with ONE call of `fetch_spans` (a store's `fetch_spans`), and
+    only for the hits likely to be returned. Hits of one document that meet are merged.
+
+    Args:
+        hits: The query's hits, best first (more than `limit`: spare ones fill places freed by
+            merging).
+        fetch_spans: Returns every chunk overlapping any of the requested character ranges.
+        collection: The collection the hits come from (neighbours rebuilt from stored context
+            get their real ids, which depend on it).
+        limit: Most passages returned.
+        max_extend: Most characters added on each side of a hit.
+
+    Returns:
+        The passages and the number of requests made (0 or 1).
+    """
+    local: dict[str, list[ChunkRecord]] = {}
+    windows: dict[str, tuple[int, int]] = {}
+    likely = {hit.record.id for hit in _likely_returned(hits, limit)}
+    for hit in hits:
+        needed = needed_window(hit.record, max_extend, carry_headings=True)
+        if needed is None:
+            continue
+        around = _from_context(collection, hit.record, needed)
+        if around is not None:
+            local[hit.record.id] = around
+        elif hit.record.id in likely:
+            windows[hit.record.id] = needed
+    by_version: dict[tuple[str, str], list[ChunkRecord]] = defaultdict(list)
+    if windows:
+        for record in fetch_spans(_span_requests(hits, windows)):
+            by_version[(record.doc_id, record.doc_hash)].append(record)
+
+    scored = []
+    for hit in hits:
+        r = hit.record
+        neighbours = [*by_version.get((r.doc_id, r.doc_hash), []), *local.get(r.id, [])]
+        span = stitch(r, [*neighbours, r], max_extend=max_extend, carry_headings=True)
+        scored.append(Scored(span=span, score=hit.score, payload=hit))
+    return to_passages(scored, limit), int(bool(windows))
+
+
 def needed_window(
     hit: ChunkRecord, max_extend: int, *, carry_headings: bool = False
 ) -> tuple[int, int] | None:
     """The characters `stitch` may need around `hit`, or None when it needs none: sides that
     ingest already marked as sentence boundaries are not widened."""
     back = not hit.starts_sentence
-    forward = not hit.ends_sentence or (carry_headings and _is_heading(hit.text.strip()))
+    forward = not hit.ends_sentence or (carry_headings and is_heading(hit.text.strip()))
     if not (back or forward):
         return None
     lo, hi = window(hit, max_extend)
@@ -120,10 +180,87 @@ def window(hit: ChunkRecord, max_extend: int) -> tuple[int, int]:
     return max(0, hit.start - max_extend), hi
 
 
-def span_request(hit: ChunkRecord, max_extend: int) -> SpanRequest:
-    """`window` as a store request for the hit's document version."""
-    lo, hi = window(hit, max_extend)
-    return SpanRequest(doc_id=hit.doc_id, doc_hash=hit.doc_hash, lo=lo, hi=hi)
+def _likely_returned(hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """The hits that will make the first `limit` passages, predicted from their raw ranges.
+
+    Hits of one document whose chunks overlap will merge anyway; spare candidates beyond that
+    are kept only to fill places freed by merging. Fetching neighbours just for the predicted
+    hits keeps the request small (and often unnecessary). A spare candidate that ends up
+    returned after all is stitched from what was fetched and marked truncated if that was not
+    enough — never wrong, at worst shorter.
+    """
+    chosen: list[Hit] = []
+    groups: list[tuple[str, str, int, int]] = []
+    for hit in hits:
+        r = hit.record
+        joined = False
+        for i, (doc_id, doc_hash, lo, hi) in enumerate(groups):
+            if (doc_id, doc_hash) == (r.doc_id, r.doc_hash) and r.start <= hi and r.end >= lo:
+                groups[i] = (doc_id, doc_hash, min(lo, r.start), max(hi, r.end))
+                joined = True
+                break
+        if not joined:
+            if len(groups) == limit:
+                break
+            groups.append((r.doc_id, r.doc_hash, r.start, r.end))
+        chosen.append(hit)
+    return chosen
+
+
+def _from_context(
+    collection: str, hit: ChunkRecord, window: tuple[int, int]
+) -> list[ChunkRecord] | None:
+    """The neighbours of `hit` rebuilt from the text stored with it (exact slices of the
+    document, under the neighbours' real ids), or None when that text does not cover `window`."""
+    context = hit.context
+    if context is None:
+        return None
+    lo, hi = hit.start - len(context.before), hit.end + len(context.after)
+    if window[0] < lo or window[1] > hi:
+        return None
+    text = context.before + hit.text + context.after
+    pieces = []
+    for index, start, end in context.neighbours:
+        a, b = max(start, lo), min(end, hi)
+        if a < b:
+            pieces.append(
+                replace(
+                    hit,
+                    id=chunk_uuid(collection, hit.doc_id, hit.doc_hash, index),
+                    chunk_index=index,
+                    start=a,
+                    end=b,
+                    text=text[a - lo : b - lo],
+                    chunk_hash="",
+                    parent_id=None,
+                    starts_sentence=None,
+                    ends_sentence=None,
+                    context=None,
+                )
+            )
+    return pieces
+
+
+def _span_requests(hits: Sequence[Hit], windows: dict[str, tuple[int, int]]) -> list[SpanRequest]:
+    """One character range per document version: overlapping windows are fused to keep the
+    filter small."""
+    ranges: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+    for hit in hits:
+        r = hit.record
+        if r.id in windows:
+            ranges[(r.doc_id, r.doc_hash)].append(windows[r.id])
+    requests = []
+    for (doc_id, doc_hash), spans in ranges.items():
+        spans.sort()
+        lo, hi = spans[0]
+        for a, b in spans[1:]:
+            if a <= hi:
+                hi = max(hi, b)
+            else:
+                requests.append(SpanRequest(doc_id, doc_hash, lo, hi))
+                lo, hi = a, b
+        requests.append(SpanRequest(doc_id, doc_hash, lo, hi))
+    return requests
 
 
 def _check_extend(max_extend: int) -> None:
@@ -186,7 +323,9 @@ HEADING_MAX_CHARS = 120
 _TERMINATOR_CHARS = frozenset(CJK_TERMINATORS + ELLIPSES + LATIN_TERMINATORS)
 
 
-def _is_heading(passage: str) -> bool:
+def is_heading(passage: str) -> bool:
+    """Whether `passage` (stripped) reads as a heading or a label: short, one line at most, and
+    without any sentence terminator."""
     return (
         0 < len(passage) <= HEADING_MAX_CHARS
         and passage.count("\n") <= 1
@@ -217,7 +356,6 @@ def stitch(
         neighbours: Chunks fetched around it (see `window`). Chunks of another document or
             version, duplicates, the hit itself and far-away chunks are ignored.
         max_extend: Most characters added on each side.
-
         carry_headings: When the stitched text is only a heading (a short line with no
             sentence terminator, e.g. "## Food"), carry on to the end of the sentence that
             follows it, still within `max_extend` — a heading alone answers nothing.
@@ -233,8 +371,8 @@ def stitch(
             (hit.id,), ((hit.start, hit.start + len(hit.text)),), (hit.id,),
             ((hit.start, hit.start + len(hit.text)),), True, True,
         )  # fmt: skip
-    lo_need = hit.start - max_extend - _CONTEXT
-    hi_need = hit.end + max_extend + _CONTEXT
+    lo_need = hit.start - max_extend - BOUND_MARGIN
+    hi_need = hit.end + max_extend + BOUND_MARGIN
     chosen: dict[str, ChunkRecord] = {hit.id: hit}
     for c in neighbours:
         if (
@@ -287,7 +425,7 @@ def stitch(
         while end > last and text[end - 1].isspace():
             end -= 1
         for _ in range(3):  # "# Title" then "## Section" then the first sentence, at most
-            if not (carry_headings and not truncated_end and _is_heading(text[start:end])):
+            if not (carry_headings and not truncated_end and is_heading(text[start:end])):
                 break
             following = next_non_space(text, end, hi)
             if following >= hi:
@@ -405,3 +543,53 @@ def _join(items: Sequence[Scored[P]], cluster: list[int]) -> tuple[float, int, M
         scores=tuple(items[i].score for i in by_score),
     )
     return items[best].score, best, merged
+
+
+def to_passages(scored: Iterable[Scored[Hit]], limit: int) -> list[Passage]:
+    """Merge stitched hits (`merge`) and keep the best `limit` as passages.
+
+    A passage takes its source, document, metadata and score explanation from its best hit;
+    `hit_ids` lists every merged hit, best first.
+    """
+    passages = []
+    for merged in merge(scored):
+        best = merged.payloads[0]
+        r = best.record
+        passages.append(
+            Passage(
+                text=merged.span.text,
+                source=r.source,
+                doc_id=r.doc_id,
+                score=merged.score,
+                hit_ids=tuple(h.record.id for h in merged.payloads),
+                chunk_ids=merged.span.chunk_ids,
+                start=merged.span.start,
+                end=merged.span.end,
+                truncated=merged.span.truncated,
+                explain=best.explain,
+                metadata=dict(r.metadata),
+                hit_spans=merged.span.hit_spans,
+            )
+        )
+        if len(passages) == limit:
+            break
+    return passages
+
+
+def raw_passage(hit: Hit) -> Passage:
+    """A hit as it is stored: the chunk's own text, not stitched."""
+    r = hit.record
+    return Passage(
+        text=r.text,
+        source=r.source,
+        doc_id=r.doc_id,
+        score=hit.score,
+        hit_ids=(r.id,),
+        chunk_ids=(r.id,),
+        start=r.start,
+        end=r.end,
+        truncated=False,
+        explain=hit.explain,
+        metadata=dict(r.metadata),
+        hit_spans=((r.start, r.end),),
+    )

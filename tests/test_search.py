@@ -1,4 +1,5 @@
-"""Search: sentences cut by chunking come back whole, in two store calls, on both stores."""
+"""Search: sentences cut by chunking come back whole, in one store call (two at most), on both
+stores."""
 
 from __future__ import annotations
 
@@ -222,8 +223,7 @@ def test_stored_context_stitches_exactly_like_fetched_neighbours(name: str) -> N
     from stitcher.chunking import split
     from stitcher.ids import build_records
     from stitcher.loaders import discover, load
-    from stitcher.search import _from_context
-    from stitcher.stitch import stitch, window
+    from stitcher.stitch import _from_context, stitch, window
 
     samples = Path(__file__).resolve().parent.parent / "samples"
     doc = load(discover([str(samples / name)]).files[0])
@@ -239,6 +239,59 @@ def test_stored_context_stitches_exactly_like_fetched_neighbours(name: str) -> N
         got = stitch(bare, around, carry_headings=True)
         assert (got.start, got.end, got.chunk_ids) == (want.start, want.end, want.chunk_ids)
         assert _from_context("T", hit, window(hit, 500)) is None or hit.doc_length < 500
+
+
+@pytest.mark.parametrize("name", ["zh_tea_cultivation.txt", "en_bird_migration.txt"])
+def test_stitch_hits_fetches_only_what_the_stored_context_lacks_in_one_request(name: str) -> None:
+    """The same hits give the same passages whether their neighbours come from the stored
+    context (no request) or from one request per query; without context, one request covers
+    every hit that needs neighbours, one character range per document version where they meet."""
+    from dataclasses import replace
+
+    from stitcher.chunking import split
+    from stitcher.ids import build_records
+    from stitcher.loaders import discover, load
+    from stitcher.models import ChunkRecord, Hit, SpanRequest
+    from stitcher.stitch import stitch_hits
+
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    doc = load(discover([str(samples / name)]).files[0])
+    records = build_records("T", doc, split(doc.text))
+    assert len(records) >= 8
+    requests_seen: list[list[SpanRequest]] = []
+
+    def fetch_spans(requests: list[SpanRequest]) -> list[ChunkRecord]:
+        requests_seen.append(list(requests))
+        return [
+            r
+            for r in records
+            if any(
+                (q.doc_id, q.doc_hash) == (r.doc_id, r.doc_hash) and r.start < q.hi and r.end > q.lo
+                for q in requests
+            )
+        ]
+
+    def passages(with_context: bool) -> tuple[list[Any], int]:
+        # Without the ingest-time sentence flags every hit needs its neighbours.
+        chosen = [replace(r, starts_sentence=None, ends_sentence=None) for r in records[1:8]]
+        hits = [
+            Hit(r if with_context else replace(r, context=None), 1.0 - i / 10)
+            for i, r in enumerate(chosen[::2] + chosen[1:2])  # hits that meet, one twice over
+        ]
+        return stitch_hits(hits, fetch_spans, collection="T", limit=3, max_extend=300)
+
+    from_context, requests_made = passages(with_context=True)
+    assert requests_made == 0 and requests_seen == []
+    fetched, requests_made = passages(with_context=False)
+    assert requests_made == 1 and len(requests_seen) == 1
+    ranges = sorted((q.lo, q.hi) for q in requests_seen[0])
+    assert ranges and all(a[1] < b[0] for a, b in itertools.pairwise(ranges)), "ranges fused"
+    assert [(p.start, p.end, p.chunk_ids, p.hit_ids) for p in fetched] == [
+        (p.start, p.end, p.chunk_ids, p.hit_ids) for p in from_context
+    ]
+    assert 0 < len(fetched) <= 3
+    for p in fetched:
+        assert p.text == doc.text[p.start : p.end]
 
 
 @pytest.mark.parametrize("max_extend", [300, 600])
@@ -281,14 +334,14 @@ def test_without_alpha_the_model_reading_sets_it_and_the_result_says_why(loaded:
 
 def test_two_sided_passages_rank_before_one_sided_ones(loaded: Any) -> None:
     from stitcher.fusion import one_sided
-    from stitcher.stitch import _is_heading
+    from stitcher.stitch import is_heading
 
     store, embedder, _ = loaded
     # Raw chunks: one hit, one explanation each.
     options = SearchOptions(limit=10, stitch=False, demote_weak=True)
     result = search(store, "birds navigate stars", embedder.embed_query, options)
     # Headings are demoted too, so they may sit among the one-sided hits; leave them aside.
-    sided = [one_sided(p.explain) for p in result.passages if not _is_heading(p.text.strip())]
+    sided = [one_sided(p.explain) for p in result.passages if not is_heading(p.text.strip())]
     assert False in sided and True in sided, "the query must match both kinds of chunk"
     first_one_sided = sided.index(True)
     assert not any(flag is False for flag in sided[first_one_sided:])

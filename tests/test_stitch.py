@@ -25,7 +25,7 @@ from stitcher.sentences import (
     weak_end_at_or_before,
     weak_start_at_or_after,
 )
-from stitcher.stitch import Merged, Scored, Span, merge, span_request, stitch, window
+from stitcher.stitch import Merged, Scored, Span, merge, stitch, window
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
@@ -399,7 +399,7 @@ def test_negative_bound_is_refused() -> None:
         stitch(make_hit(doc, 0, 4), [], max_extend=-1)
 
 
-def test_window_and_span_request() -> None:
+def test_window() -> None:
     doc = "x" * 1000
     hit = make_hit(doc, 100, 350)
     assert window(hit, 300) == (0, 650)
@@ -409,8 +409,7 @@ def test_window_and_span_request() -> None:
         source="", chunk_hash="",
     )  # fmt: skip
     assert window(unknown_length, 5) == (5, 25)
-    request = span_request(hit, 50)
-    assert (request.doc_id, request.doc_hash, request.lo, request.hi) == ("doc", "v1", 50, 400)
+    assert window(hit, 50) == (50, 400)
 
 
 def test_hit_whose_text_contradicts_its_offsets_is_returned_as_is() -> None:

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MAX_EXTEND
 from stitcher.errors import CollectionMissing, UsageError
 from stitcher.foreign.chains import Reconstruction, SeedObject, reconstruct
 from stitcher.models import ChunkRecord, Hit, Passage
-from stitcher.search import FUSIONS, SearchResult, raw_passage
-from stitcher.stitch import Scored, merge, stitch
+from stitcher.search import CANDIDATES_PER_RESULT, FUSIONS, SearchResult
+from stitcher.stitch import BOUND_MARGIN, Scored, Span, raw_passage, stitch, to_passages
 from stitcher.store.weaviate import parse_explain
 
 # weaviate is imported inside the functions that query it, as in stitcher.store.weaviate: the
@@ -33,12 +33,6 @@ from stitcher.store.weaviate import parse_explain
 #: With 250-character chunks two hops reach ~400 characters on each side, past the default
 #: extension bound of 300.
 DEFAULT_ROUND_TRIPS = 3
-
-#: Candidates asked for per wanted passage (as stitcher.search does).
-CANDIDATES_PER_RESULT = 3
-
-#: Characters looked at beyond the extension bound (stitcher.stitch looks this far too).
-_CONTEXT = 64
 
 #: Offset of a reconstructed run whose start is not known to be the document's start: `stitch`
 #: treats offset 0 as the document's first character, so a run that begins mid-document must not
@@ -375,7 +369,7 @@ class Neighbourhood:
             span = stitch(hit, run.records.values(), max_extend=max_extend)
             ordered = run.reconstruction.placed
             first, last = ordered[0].obj, ordered[-1].obj
-            reach = max_extend + _CONTEXT
+            reach = max_extend + BOUND_MARGIN
             if (
                 span.truncated_start
                 and run.first_open
@@ -396,35 +390,26 @@ class Neighbourhood:
     # -- passages ----------------------------------------------------------------------------
 
     def passages(self, hits: Sequence[Hit], limit: int, max_extend: int) -> list[Passage]:
-        """Stitch every hit in its run, merge those that meet, keep the best `limit`."""
+        """Stitch every hit in its run, merge those that meet, keep the best `limit`.
+
+        Offsets are moved back by the run's origin, so a passage's are offsets in its run's
+        reconstructed text.
+        """
         runs = self.runs()
         scored = []
         for hit in hits:
             run = runs[hit.record.id]
-            record = run.records[hit.record.id]
-            span = stitch(record, run.records.values(), max_extend=max_extend)
-            scored.append(Scored(span=span, score=hit.score, payload=(hit, run)))
-        passages = []
-        for merged in merge(scored):
-            best_hit, run = merged.payloads[0]
-            span = merged.span
-            stored = run.reconstruction.text
-            passages.append(
-                Passage(
-                    text=stored[span.start - run.origin : span.end - run.origin],
-                    source=best_hit.record.source,
-                    doc_id=best_hit.record.source,
-                    score=merged.score,
-                    hit_ids=tuple(h.record.id for h, _run in merged.payloads),
-                    chunk_ids=span.chunk_ids,
-                    start=span.start - run.origin,
-                    end=span.end - run.origin,
-                    truncated=span.truncated,
-                    explain=best_hit.explain,
-                    metadata=dict(run.records[best_hit.record.id].metadata),
-                    hit_spans=tuple((s - run.origin, e - run.origin) for s, e in span.hit_spans),
-                )
-            )
-            if len(passages) == limit:
-                break
-        return passages
+            span = stitch(run.records[hit.record.id], run.records.values(), max_extend=max_extend)
+            scored.append(Scored(span=_shifted(span, -run.origin), score=hit.score, payload=hit))
+        return to_passages(scored, limit)
+
+
+def _shifted(span: Span, by: int) -> Span:
+    """`span` with every offset moved by `by` characters."""
+    return replace(
+        span,
+        start=span.start + by,
+        end=span.end + by,
+        hit_spans=tuple((s + by, e + by) for s, e in span.hit_spans),
+        chunk_spans=tuple((s + by, e + by) for s, e in span.chunk_spans),
+    )
