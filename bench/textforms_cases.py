@@ -1,8 +1,12 @@
 """Ground truth of the text-forms benchmark, found without stitcher's own rules.
 
 - `raw_text`: the file text as a naive reader gets it (the seed's splitter runs on this):
-  text files decoded; PDF: pypdf's extract_text per page, pages joined by a blank line; HTML:
-  BeautifulSoup's get_text().
+  text files decoded; PDF: PDFium's text of each page (pypdfium2 get_text_range, one line per
+  visual line; the hyphen PDFium marks U+FFFE put back at the line end it came from), pages
+  joined by a blank line; HTML: BeautifulSoup's get_text(). Not pypdf's extract_text: on
+  maint-guide's PDF (composite fonts without a space glyph) it runs the words of a line
+  together ("foremailreadersanddaemons"), so the sentences, queries and keywords it gave were
+  words that no reader that places spaces (stitcher's PDFium loader, a user's PDF viewer) has.
 - Prose paragraphs: blank-line separated blocks of the raw text (HTML: the <p> elements) in
   which no line looks like structure by `structure_kind` (an independent heuristic: tables,
   shell prompts and code, aligned columns, man SYNOPSIS sections, info node headers and menus).
@@ -153,13 +157,30 @@ def raw_text(path: Path) -> str:
     """The file's text as a naive reader gets it (what the seed's splitter is run on)."""
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        from pypdf import PdfReader
-
-        pages = [(p.extract_text() or "").replace("\r\n", "\n") for p in PdfReader(path).pages]
-        return "\n\n".join(pages)
+        return "\n\n".join(_pdfium_page_texts(path))
     if suffix in (".html", ".htm"):
         return str(_soup(path).get_text())
     return path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+def _pdfium_page_texts(path: Path) -> list[str]:
+    """Each page's text as PDFium lays it out, with its own line breaks."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(str(path))
+    try:
+        pages = []
+        for page in document:
+            text_page = page.get_textpage()
+            text = text_page.get_text_range()
+            text_page.close()
+            page.close()
+            # PDFium joins a word hyphenated at a line end and marks the hyphen U+FFFE: the
+            # page as printed has the hyphen and the line break.
+            pages.append(text.replace("\r\n", "\n").replace("\ufffe", "-\n"))
+        return pages
+    finally:
+        document.close()
 
 
 def _soup(path: Path) -> object:
