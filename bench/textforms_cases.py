@@ -68,6 +68,14 @@ _SENTENCE_END = re.compile(
 )
 # A DocBook text footnote mark after a sentence ("... (0-9). ^[16] It is"): part of neither.
 _FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *")
+# PDF (LaTeX) footnote numbers as PDFium reads them: "2", "⁴", "1⁷" after a sentence end.
+_PDF_NOTE_NUMBER = r"(?:\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2})"
+_PDF_FOOTNOTE_REF = re.compile(_PDF_NOTE_NUMBER + r"(?= |$|[\u4e00-\u9fff]) *")
+_PDF_SENTENCE_END = re.compile(
+    _SENTENCE_END.pattern
+    + r"|(?:[.!?][\"'”’)\]]*(?=(?: \d{1,2}| ?\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+    + r"(?: [A-Z\"'“(‘\u4e00-\u9fff]|$|[\u4e00-\u9fff])))"
+)
 
 
 def key(text: str) -> str:
@@ -214,6 +222,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
         return found
     pdf = path.suffix.lower() == ".pdf"
     labelled = label_lines(text, man=form == "man", blocks=not pdf)
+    full_width = _PDF_FULL_SHARE * _typical_width(text) if pdf else 0.0
     headings = heading_lines([raw.text for raw in labelled])
     paragraphs: list[Paragraph] = []
     offset = 0
@@ -250,10 +259,26 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 bullet = _BULLET.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
             block_ok = block_ok and raw.kind is None
+            if pdf and display_width(raw.text) < full_width:
+                # A PDF page has no blank lines: a line that stops short of the text width is
+                # the last line of its paragraph (or a heading, a code line: a unit alone).
+                if block_ok:
+                    paragraphs.append(Paragraph(block_start, line_end))
+                block_start, block_ok = None, True
         offset = line_end + 1
     if block_start is not None and block_ok:
         paragraphs.append(Paragraph(block_start, len(text)))
     return paragraphs
+
+
+# A PDF line at least this share of the text width (`_typical_width`) is a full line.
+_PDF_FULL_SHARE = 0.8
+
+
+def _typical_width(text: str) -> float:
+    """The width of a full line: the 75th percentile of the widths of the text's lines."""
+    widths = sorted(display_width(line) for line in text.split("\n") if line.strip())
+    return float(widths[(3 * len(widths)) // 4]) if widths else 0.0
 
 
 _UNIT_END = re.compile(r"[.!?。！？:：;；,，][\"'”’」』）)\]]*$")
@@ -265,7 +290,7 @@ _INFO_DEFINITION = re.compile(r"^ -- [A-Z][\w ]*: ")
 # command", a unit of its own: see _PDF_HEADING), a footnote ("⁵参看 ...", "1You do not
 # ..."). The match is dropped from the unit.
 _PDF_UNIT_START = re.compile(
-    r"^\s*(?:[•–◦▪]\s+|\d+(?:\.\d+)+\s+(?=\S)|[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2}(?=[A-Z\u4e00-\u9fff]))"
+    r"^\s*(?:[•–◦▪]\s+|\d+(?:\.\d+)+\s+(?=\S)|\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2}(?=[A-Z\u4e00-\u9fff]))"
 )
 # A numbered heading is a unit of its own, left out like a structure line.
 _PDF_HEADING = re.compile(r"^\s*\d+(?:\.\d+)+\s+\S.*[^.!?。！？:：]\s*$")
@@ -307,8 +332,12 @@ def heading_lines(lines: Sequence[str]) -> set[int]:
     return found
 
 
-def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
-    """Normalised text[start:end] and, per output character, its raw offset."""
+def normalise(text: str, start: int, end: int, pdf: bool = False) -> tuple[str, list[int]]:
+    """Normalised text[start:end] and, per output character, its raw offset.
+
+    `pdf`: a line break after a Latin terminator before a CJK character stays a space (an
+    English sentence ending a line above a Chinese one: "outdated.\n现在" is two sentences).
+    """
     out: list[str] = []
     where: list[int] = []
     i = start
@@ -326,6 +355,9 @@ def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
             if newline and before == "\u2010" and len(out) > 1 and out[-2].isalpha():
                 out.pop()
                 where.pop()  # groff hyphenation: "speci‐\nfied" -> "specified"
+            elif pdf and newline and before in ".!?" and _CJK.match(after):
+                out.append(" ")
+                where.append(i)
             elif newline and (before == "-" or _CJK.match(before) or _CJK.match(after)):
                 pass
             else:
@@ -339,17 +371,23 @@ def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def split_sentences(text: str) -> Iterator[tuple[int, int]]:
-    """Spans of sentences in a normalised paragraph."""
+def split_sentences(text: str, pdf: bool = False) -> Iterator[tuple[int, int]]:
+    """Spans of sentences in a normalised paragraph.
+
+    `pdf`: a footnote number after a sentence end ("many more. 2 Let's", "one. ⁴ While",
+    "experimental)。10你可以") belongs to neither sentence, and a sentence end followed by
+    one counts as an end.
+    """
+    ends = _PDF_SENTENCE_END if pdf else _SENTENCE_END
     start = 0
-    for match in _SENTENCE_END.finditer(text):
+    for match in ends.finditer(text):
         end = match.end()
         if text[start:end].strip():
             yield start, end
         start = end
         while start < len(text) and text[start] == " ":
             start += 1
-        mark = _FOOTNOTE_MARK.match(text, start)
+        mark = (_PDF_FOOTNOTE_REF if pdf else _FOOTNOTE_MARK).match(text, start)
         if mark:
             start = mark.end()
     if start < len(text) and text[start:].strip():
@@ -410,15 +448,16 @@ def cut_sentences(
 ) -> tuple[list[Case], list[list[str]]]:
     """Cut sentences of one file as cases (keywords still empty) and the paragraphs' words."""
     text = raw_text(path)
+    pdf = path.suffix.lower() == ".pdf"
     chunks = seed_chunks(text)
     cases: list[Case] = []
     paragraph_words: list[list[str]] = []
     for paragraph in prose_paragraphs(path, text, form):
-        normal, where = normalise(text, paragraph.start, paragraph.end)
+        normal, where = normalise(text, paragraph.start, paragraph.end, pdf)
         if not normal:
             continue
         paragraph_words.append(words(normal, lang))
-        for s, e in split_sentences(normal):
+        for s, e in split_sentences(normal, pdf):
             sentence = normal[s:e].strip()
             if not MIN_SENTENCE[lang] <= len(sentence) <= MAX_SENTENCE:
                 continue
