@@ -71,11 +71,27 @@ _FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *")
 # PDF (LaTeX) footnote numbers as PDFium reads them: "2", "⁴", "1⁷" after a sentence end.
 _PDF_NOTE_NUMBER = r"(?:\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2})"
 _PDF_FOOTNOTE_REF = re.compile(_PDF_NOTE_NUMBER + r"(?= |$|[\u4e00-\u9fff]) *")
+# maint-guide starts sentences with command names in lower case ("... ${misc:Depends}.
+# dh_gencontrol(1) generates ...", "... packages. aptitude can be ..."): in PDF text a sentence
+# end before a lower-case word counts too, unless the word before the dot is an abbreviation
+# or a single letter ("e.g. this", "i.e. the", "etc. and").
 _PDF_SENTENCE_END = re.compile(
     _SENTENCE_END.pattern
     + r"|(?:[.!?][\"'”’)\]]*(?=(?: \d{1,2}| ?\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
     + r"(?: [A-Z\"'“(‘\u4e00-\u9fff]|$|[\u4e00-\u9fff])))"
 )
+_PDF_LOWER_END = re.compile(r"[.!?][\"'”’)\]]*(?= [a-z])")
+_NOT_AN_END_BEFORE = frozenset({"e.g", "i.e", "etc", "cf", "vs", "approx", "al"})
+
+
+def _sentence_ends(text: str, pdf: bool) -> list[int]:
+    ends = {m.end() for m in (_PDF_SENTENCE_END if pdf else _SENTENCE_END).finditer(text)}
+    if pdf:
+        for match in _PDF_LOWER_END.finditer(text):
+            word = text[: match.start()].rsplit(" ", 1)[-1]
+            if len(word) > 1 and word.lower() not in _NOT_AN_END_BEFORE:
+                ends.add(match.end())
+    return sorted(ends)
 
 
 def key(text: str) -> str:
@@ -245,6 +261,9 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
             if raw.kind is None and not _PDF_HEADING.match(raw.text):
                 bullet = _BULLET.match(raw.text) or _PDF_UNIT_START.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
+                if display_width(raw.text) < full_width:  # a short item: a unit alone
+                    paragraphs.append(Paragraph(block_start, line_end))
+                    block_start = None
         elif pdf and _PDF_LONE_NUMBER.match(raw.text):
             # A footnote reference or a page header ("Guide 18 / 57") ends the unit above.
             if block_start is not None and block_ok:
@@ -376,12 +395,12 @@ def split_sentences(text: str, pdf: bool = False) -> Iterator[tuple[int, int]]:
 
     `pdf`: a footnote number after a sentence end ("many more. 2 Let's", "one. ⁴ While",
     "experimental)。10你可以") belongs to neither sentence, and a sentence end followed by
-    one counts as an end.
+    one counts as an end; so does one before a lower-case word (see `_PDF_LOWER_END`).
     """
-    ends = _PDF_SENTENCE_END if pdf else _SENTENCE_END
     start = 0
-    for match in ends.finditer(text):
-        end = match.end()
+    for end in _sentence_ends(text, pdf):
+        if end <= start:
+            continue
         if text[start:end].strip():
             yield start, end
         start = end

@@ -355,7 +355,7 @@ def pdf_pages_text(raw_pages: list[str]) -> tuple[str, list[int]]:
         length += len(piece)
 
     for number, page in enumerate(pages):
-        body_lines, notes = split_footnotes(page.strip().split("\n"))
+        body_lines, notes = split_footnotes(_join_names_split_at_a_dot(page.strip().split("\n")))
         body = rewrap("\n".join(body_lines).strip(), vocabulary=vocabulary)
         note_text = rewrap("\n".join(notes).strip(), vocabulary=vocabulary)
         if length:
@@ -406,6 +406,33 @@ def _runs_on(lines: list[str], next_page: str) -> bool:
         return False
     widest = max(display_width(line) for line in lines)
     return display_width(last) >= _FULL_LINE_SHARE * widest
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_ENDS_IN_NAME_DOT = re.compile(r"[A-Za-z0-9*_]\.$")
+_STARTS_LOWER = re.compile(r"[a-z]")
+
+
+def _join_names_split_at_a_dot(lines: list[str]) -> list[str]:
+    """Join a Chinese line that ends inside a file name cut after a dot ("config." + "sub、").
+
+    LaTeX may break a path or file name after a dot; in a line of Chinese text a Latin "." is
+    not a full stop (that is "。"), so "*." at the end of the line and a lower-case word at the
+    start of the next are one name. English lines are left alone: there "packages." +
+    "aptitude can ..." is as likely two sentences.
+    """
+    out: list[str] = []
+    for line in lines:
+        if (
+            out
+            and _STARTS_LOWER.match(line)
+            and _ENDS_IN_NAME_DOT.search(out[-1])
+            and _HAN.search(out[-1])
+        ):
+            out[-1] += line
+        else:
+            out.append(line)
+    return out
 
 
 def split_footnotes(lines: list[str]) -> tuple[list[str], list[str]]:
