@@ -278,9 +278,10 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 bullet = _BULLET.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
             block_ok = block_ok and raw.kind is None
-            if pdf and display_width(raw.text) < full_width:
+            if pdf and (display_width(raw.text) < full_width or raw.text.rstrip()[-1:] in ":："):
                 # A PDF page has no blank lines: a line that stops short of the text width is
-                # the last line of its paragraph (or a heading, a code line: a unit alone).
+                # the last line of its paragraph (or a heading, a code line: a unit alone); a
+                # line ending in a colon introduces the listing below it.
                 if block_ok:
                     paragraphs.append(Paragraph(block_start, line_end))
                 block_start, block_ok = None, True
