@@ -411,15 +411,16 @@ def _runs_on(lines: list[str], next_page: str) -> bool:
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _ENDS_IN_NAME_DOT = re.compile(r"[A-Za-z0-9*_]\.$")
 _STARTS_LOWER = re.compile(r"[a-z]")
+_GLOB_DOT = re.compile(r"(?:^|\s)\*[\w.-]*\.$")  # "*." + "orig.tar.gz": a pattern, not an end
 
 
 def _join_names_split_at_a_dot(lines: list[str]) -> list[str]:
-    """Join a Chinese line that ends inside a file name cut after a dot ("config." + "sub、").
+    """Join a line that ends inside a file name cut after a dot ("config." + "sub、").
 
     LaTeX may break a path or file name after a dot; in a line of Chinese text a Latin "." is
-    not a full stop (that is "。"), so "*." at the end of the line and a lower-case word at the
-    start of the next are one name. English lines are left alone: there "packages." +
-    "aptitude can ..." is as likely two sentences.
+    not a full stop (that is "。"), so "config." at the end of the line and a lower-case word at
+    the start of the next are one name. In other lines only a glob ("*." + "orig.tar.gz") is
+    joined: there "packages." + "aptitude can ..." is as likely two sentences.
     """
     out: list[str] = []
     for line in lines:
@@ -427,7 +428,7 @@ def _join_names_split_at_a_dot(lines: list[str]) -> list[str]:
             out
             and _STARTS_LOWER.match(line)
             and _ENDS_IN_NAME_DOT.search(out[-1])
-            and _HAN.search(out[-1])
+            and (_HAN.search(out[-1]) or _GLOB_DOT.search(out[-1]))
         ):
             out[-1] += line
         else:
