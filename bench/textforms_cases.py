@@ -1,8 +1,12 @@
 """Ground truth of the text-forms benchmark, found without stitcher's own rules.
 
 - `raw_text`: the file text as a naive reader gets it (the seed's splitter runs on this):
-  text files decoded; PDF: pypdf's extract_text per page, pages joined by a blank line; HTML:
-  BeautifulSoup's get_text().
+  text files decoded; PDF: PDFium's text of each page (pypdfium2 get_text_range, one line per
+  visual line; the hyphen PDFium marks U+FFFE put back at the line end it came from), pages
+  joined by a blank line; HTML: BeautifulSoup's get_text(). Not pypdf's extract_text: on
+  maint-guide's PDF (composite fonts without a space glyph) it runs the words of a line
+  together ("foremailreadersanddaemons"), so the sentences, queries and keywords it gave were
+  words that no reader that places spaces (stitcher's PDFium loader, a user's PDF viewer) has.
 - Prose paragraphs: blank-line separated blocks of the raw text (HTML: the <p> elements) in
   which no line looks like structure by `structure_kind` (an independent heuristic: tables,
   shell prompts and code, aligned columns, man SYNOPSIS sections, info node headers and menus).
@@ -64,6 +68,30 @@ _SENTENCE_END = re.compile(
 )
 # A DocBook text footnote mark after a sentence ("... (0-9). ^[16] It is"): part of neither.
 _FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *")
+# PDF (LaTeX) footnote numbers as PDFium reads them: "2", "⁴", "1⁷" after a sentence end.
+_PDF_NOTE_NUMBER = r"(?:\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2})"
+_PDF_FOOTNOTE_REF = re.compile(_PDF_NOTE_NUMBER + r"(?= |$|[\u4e00-\u9fff]) *")
+# maint-guide starts sentences with command names in lower case ("... ${misc:Depends}.
+# dh_gencontrol(1) generates ...", "... packages. aptitude can be ..."): in PDF text a sentence
+# end before a lower-case word counts too, unless the word before the dot is an abbreviation
+# or a single letter ("e.g. this", "i.e. the", "etc. and").
+_PDF_SENTENCE_END = re.compile(
+    _SENTENCE_END.pattern
+    + r"|(?:[.!?][\"'”’)\]]*(?=(?: \d{1,2}| ?\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+    + r"(?: [A-Z\"'“(‘\u4e00-\u9fff]|$|[\u4e00-\u9fff])))"
+)
+_PDF_LOWER_END = re.compile(r"[.!?][\"'”’)\]]*(?= [a-z])")
+_NOT_AN_END_BEFORE = frozenset({"e.g", "i.e", "etc", "cf", "vs", "approx", "al"})
+
+
+def _sentence_ends(text: str, pdf: bool) -> list[int]:
+    ends = {m.end() for m in (_PDF_SENTENCE_END if pdf else _SENTENCE_END).finditer(text)}
+    if pdf:
+        for match in _PDF_LOWER_END.finditer(text):
+            word = text[: match.start()].rsplit(" ", 1)[-1]
+            if len(word) > 1 and word.lower() not in _NOT_AN_END_BEFORE:
+                ends.add(match.end())
+    return sorted(ends)
 
 
 def key(text: str) -> str:
@@ -153,13 +181,30 @@ def raw_text(path: Path) -> str:
     """The file's text as a naive reader gets it (what the seed's splitter is run on)."""
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        from pypdf import PdfReader
-
-        pages = [(p.extract_text() or "").replace("\r\n", "\n") for p in PdfReader(path).pages]
-        return "\n\n".join(pages)
+        return "\n\n".join(_pdfium_page_texts(path))
     if suffix in (".html", ".htm"):
         return str(_soup(path).get_text())
     return path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+def _pdfium_page_texts(path: Path) -> list[str]:
+    """Each page's text as PDFium lays it out, with its own line breaks."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(str(path))
+    try:
+        pages = []
+        for page in document:
+            text_page = page.get_textpage()
+            text = text_page.get_text_range()
+            text_page.close()
+            page.close()
+            # PDFium joins a word hyphenated at a line end and marks the hyphen U+FFFE: the
+            # page as printed has the hyphen and the line break.
+            pages.append(text.replace("\r\n", "\n").replace("\ufffe", "-\n"))
+        return pages
+    finally:
+        document.close()
 
 
 def _soup(path: Path) -> object:
@@ -193,6 +238,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
         return found
     pdf = path.suffix.lower() == ".pdf"
     labelled = label_lines(text, man=form == "man", blocks=not pdf)
+    full_width = _PDF_FULL_SHARE * _typical_width(text) if pdf else 0.0
     headings = heading_lines([raw.text for raw in labelled])
     paragraphs: list[Paragraph] = []
     offset = 0
@@ -215,6 +261,9 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
             if raw.kind is None and not _PDF_HEADING.match(raw.text):
                 bullet = _BULLET.match(raw.text) or _PDF_UNIT_START.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
+                if display_width(raw.text) < full_width:  # a short item: a unit alone
+                    paragraphs.append(Paragraph(block_start, line_end))
+                    block_start = None
         elif pdf and _PDF_LONE_NUMBER.match(raw.text):
             # A footnote reference or a page header ("Guide 18 / 57") ends the unit above.
             if block_start is not None and block_ok:
@@ -229,10 +278,27 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 bullet = _BULLET.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
             block_ok = block_ok and raw.kind is None
+            if pdf and (display_width(raw.text) < full_width or raw.text.rstrip()[-1:] in ":："):
+                # A PDF page has no blank lines: a line that stops short of the text width is
+                # the last line of its paragraph (or a heading, a code line: a unit alone); a
+                # line ending in a colon introduces the listing below it.
+                if block_ok:
+                    paragraphs.append(Paragraph(block_start, line_end))
+                block_start, block_ok = None, True
         offset = line_end + 1
     if block_start is not None and block_ok:
         paragraphs.append(Paragraph(block_start, len(text)))
     return paragraphs
+
+
+# A PDF line at least this share of the text width (`_typical_width`) is a full line.
+_PDF_FULL_SHARE = 0.8
+
+
+def _typical_width(text: str) -> float:
+    """The width of a full line: the 75th percentile of the widths of the text's lines."""
+    widths = sorted(display_width(line) for line in text.split("\n") if line.strip())
+    return float(widths[(3 * len(widths)) // 4]) if widths else 0.0
 
 
 _UNIT_END = re.compile(r"[.!?。！？:：;；,，][\"'”’」』）)\]]*$")
@@ -244,7 +310,7 @@ _INFO_DEFINITION = re.compile(r"^ -- [A-Z][\w ]*: ")
 # command", a unit of its own: see _PDF_HEADING), a footnote ("⁵参看 ...", "1You do not
 # ..."). The match is dropped from the unit.
 _PDF_UNIT_START = re.compile(
-    r"^\s*(?:[•–◦▪]\s+|\d+(?:\.\d+)+\s+(?=\S)|[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2}(?=[A-Z\u4e00-\u9fff]))"
+    r"^\s*(?:[•–◦▪]\s+|\d+(?:\.\d+)+\s+(?=\S)|\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2}(?=[A-Z\u4e00-\u9fff]))"
 )
 # A numbered heading is a unit of its own, left out like a structure line.
 _PDF_HEADING = re.compile(r"^\s*\d+(?:\.\d+)+\s+\S.*[^.!?。！？:：]\s*$")
@@ -286,8 +352,12 @@ def heading_lines(lines: Sequence[str]) -> set[int]:
     return found
 
 
-def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
-    """Normalised text[start:end] and, per output character, its raw offset."""
+def normalise(text: str, start: int, end: int, pdf: bool = False) -> tuple[str, list[int]]:
+    """Normalised text[start:end] and, per output character, its raw offset.
+
+    `pdf`: a line break after a Latin terminator before a CJK character stays a space (an
+    English sentence ending a line above a Chinese one: "outdated.\n现在" is two sentences).
+    """
     out: list[str] = []
     where: list[int] = []
     i = start
@@ -305,6 +375,9 @@ def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
             if newline and before == "\u2010" and len(out) > 1 and out[-2].isalpha():
                 out.pop()
                 where.pop()  # groff hyphenation: "speci‐\nfied" -> "specified"
+            elif pdf and newline and before in ".!?" and _CJK.match(after):
+                out.append(" ")
+                where.append(i)
             elif newline and (before == "-" or _CJK.match(before) or _CJK.match(after)):
                 pass
             else:
@@ -318,17 +391,23 @@ def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def split_sentences(text: str) -> Iterator[tuple[int, int]]:
-    """Spans of sentences in a normalised paragraph."""
+def split_sentences(text: str, pdf: bool = False) -> Iterator[tuple[int, int]]:
+    """Spans of sentences in a normalised paragraph.
+
+    `pdf`: a footnote number after a sentence end ("many more. 2 Let's", "one. ⁴ While",
+    "experimental)。10你可以") belongs to neither sentence, and a sentence end followed by
+    one counts as an end; so does one before a lower-case word (see `_PDF_LOWER_END`).
+    """
     start = 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.end()
+    for end in _sentence_ends(text, pdf):
+        if end <= start:
+            continue
         if text[start:end].strip():
             yield start, end
         start = end
         while start < len(text) and text[start] == " ":
             start += 1
-        mark = _FOOTNOTE_MARK.match(text, start)
+        mark = (_PDF_FOOTNOTE_REF if pdf else _FOOTNOTE_MARK).match(text, start)
         if mark:
             start = mark.end()
     if start < len(text) and text[start:].strip():
@@ -389,15 +468,16 @@ def cut_sentences(
 ) -> tuple[list[Case], list[list[str]]]:
     """Cut sentences of one file as cases (keywords still empty) and the paragraphs' words."""
     text = raw_text(path)
+    pdf = path.suffix.lower() == ".pdf"
     chunks = seed_chunks(text)
     cases: list[Case] = []
     paragraph_words: list[list[str]] = []
     for paragraph in prose_paragraphs(path, text, form):
-        normal, where = normalise(text, paragraph.start, paragraph.end)
+        normal, where = normalise(text, paragraph.start, paragraph.end, pdf)
         if not normal:
             continue
         paragraph_words.append(words(normal, lang))
-        for s, e in split_sentences(normal):
+        for s, e in split_sentences(normal, pdf):
             sentence = normal[s:e].strip()
             if not MIN_SENTENCE[lang] <= len(sentence) <= MAX_SENTENCE:
                 continue

@@ -20,7 +20,9 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #: 2: per-paragraph rewrap of indented, man, info, licence, quoted, PDF and Chinese text.
 #: 3: PDF text from PDFium (spaces between words), option lists in man pages joined, justified
 #:    lines with many widened gaps no longer taken for table rows.
-LOADER_RULES = 3
+#: 4: PDF: a sentence cut by a page break reads on (one line break between the pages) and the
+#:    footnotes at the foot of that page move after it.
+LOADER_RULES = 4
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
 #: kept next to the rules themselves.

@@ -808,3 +808,46 @@ def test_json_like_values() -> None:
     assert json_like(float("nan")) is None
     assert json_like([]) is None
     assert json_like("not a date 2024-01-01") == "not a date 2024-01-01"
+
+
+# A sentence that runs from one page on to the next, with a footnote at the foot of the first
+# page (its number run into the text, as LaTeX's superscripts come out of PDFium) and a running
+# header on each: written for this test.
+_RUN_ON_PAGES = [
+    [
+        "Field Notes on Packaging 1 / 3",
+        "The archive keeps every upload for a week before it is published, and",
+        "each maintainer is told by mail when a build fails on any of the ports1 that",
+        "1A port is one processor architecture, such as arm64 or riscv64.",
+    ],
+    [
+        "Field Notes on Packaging 2 / 3",
+        "the archive builds for, so that nobody has to watch the logs by hand.",
+        "Short uploads are rare.",
+        "$ dput ftp-master hello_1.0-1_source.changes",
+    ],
+    [
+        "Field Notes on Packaging 3 / 3",
+        "Uploads go to a queue first.",
+    ],
+]
+
+
+def test_pdf_sentence_across_a_page_break_is_not_cut(tmp_path: Path) -> None:
+    doc = load(write(tmp_path, "runon.pdf", make_pdf(_RUN_ON_PAGES, {})))
+    # The page's own lines are rewrapped; the page break is one line break in the sentence.
+    sentence = (
+        "The archive keeps every upload for a week before it is published, and "
+        "each maintainer is told by mail when a build fails on any of the ports1 that\n"
+        "the archive builds for, so that nobody has to watch the logs by hand."
+    )
+    assert doc.text.startswith(sentence)
+    # The footnote moved after the sentence it interrupted, a paragraph of its own.
+    footnote = "1A port is one processor architecture, such as arm64 or riscv64."
+    assert f"by hand.\n\n{footnote}\n\nShort uploads are rare." in doc.text
+    # The running header is gone; the page ending on a command is not run on to the next.
+    assert "Field Notes" not in doc.text
+    assert "hello_1.0-1_source.changes\n\nUploads go to a queue first." in doc.text
+    starts = doc.metadata["page_starts"]
+    assert doc.text[starts[1] :].startswith("the archive builds for")
+    assert doc.text[starts[2] :] == "Uploads go to a queue first."

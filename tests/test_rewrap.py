@@ -363,7 +363,7 @@ def load_form(name: str, data: bytes) -> str:
     if name.startswith("pdf"):
         # Form feeds separate the pages, as pdftotext writes them.
         pages = data.decode("utf-8").split("\f")
-        return "\n\n".join(pdf_pages_text(pages))
+        return pdf_pages_text(pages)[0]
     return rewrap_plain(data)
 
 

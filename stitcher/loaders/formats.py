@@ -12,7 +12,7 @@ from typing import Any
 from stitcher.errors import LoadError
 from stitcher.loaders.decoding import decode_text, normalise_newlines
 from stitcher.loaders.metadata import clean_mapping, parse_date
-from stitcher.loaders.rewrap import FENCE, rewrap
+from stitcher.loaders.rewrap import FENCE, display_width, rewrap
 
 
 @dataclass
@@ -260,8 +260,10 @@ def read_pdf(data: bytes, source: str) -> Extracted:
 
     Running headers and footers (a line among the first or last two of a page that recurs,
     digits aside, on half the pages or more, with at least three pages) and page-number lines at
-    the top or bottom of a page are dropped before joining. Metadata: "page_starts", the offset
-    in the final text where each page begins; /Title; /CreationDate; /Keywords → tags.
+    the top or bottom of a page are dropped before joining. A sentence that runs on to the next
+    page is not cut there: see `pdf_pages_text` (footnotes move after it). Metadata:
+    "page_starts", the offset in the final text where each page's body begins; /Title;
+    /CreationDate; /Keywords → tags.
     """
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
@@ -279,13 +281,7 @@ def read_pdf(data: bytes, source: str) -> Extracted:
     except Exception as exc:
         # A malformed file can make pypdf fail in arbitrary ways; it is still one bad file.
         raise LoadError(f"{source}: not a readable PDF ({type(exc).__name__}: {exc})") from None
-    pages = pdf_pages_text(raw_pages)
-    page_starts: list[int] = []
-    offset = 0
-    for page in pages:
-        page_starts.append(offset)
-        offset += len(page) + 2
-    text = "\n\n".join(pages)
+    text, page_starts = pdf_pages_text(raw_pages)
     meta: dict[str, Any] = {"page_starts": page_starts}
     if info is not None:
         meta.update(_pdf_info(info))
@@ -323,11 +319,135 @@ _MIN_PAGES_FOR_FURNITURE = 3
 _MIN_FURNITURE_SHARE = 0.5
 
 
-def pdf_pages_text(raw_pages: list[str]) -> list[str]:
-    """The text of each page as stored: page furniture dropped, hard wraps joined."""
+# A footnote at the foot of a page starts with its number run into the text: superscript
+# digits ("⁵If there", "1⁷You", "2⁴Use") or plain ones before a capital or a Han character
+# ("1In this chapter", "12Debian Policy", "10如果你"); "12 # listing" and "2nd" are not.
+_FOOTNOTE_START = re.compile(
+    r"^\s*(?:\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?=\S)|\d{1,3}(?=[A-Z\u3400-\u4dbf\u4e00-\u9fff]))"
+)
+#: Footnotes fill at most this many lines at the foot of a page.
+_MAX_FOOTNOTE_LINES = 12
+_ENDS_SENTENCE = re.compile(r"[.!?…。！？:;：；][\"'”’」』)）\]】》]*\s*$")
+
+
+def pdf_pages_text(raw_pages: list[str]) -> tuple[str, list[int]]:
+    """The document's text and where each page's body starts in it.
+
+    Page furniture is dropped and each page's lines are rewrapped. A page whose body ends
+    mid-sentence (its last line has no sentence or clause end) is joined to the next page by
+    one line break, not a blank line, so the sentence reads on across the page break; the
+    footnotes at the foot of that page would sit inside the sentence, so they move after the
+    first line of the next page that ends a sentence, between blank lines (or further on, if
+    that page too runs on to the next). Other pages are separated by a blank line, their
+    footnotes after their body.
+    """
     pages = drop_page_furniture(raw_pages)
     vocabulary = "\n".join(pages)
-    return [rewrap(page.strip(), vocabulary=vocabulary) for page in pages]
+    parts: list[str] = []
+    page_starts: list[int] = []
+    length = 0
+    pending: list[str] = []  # footnotes waiting for the sentence that crossed the page break
+    runs_on = False
+
+    def add(piece: str) -> None:
+        nonlocal length
+        parts.append(piece)
+        length += len(piece)
+
+    for number, page in enumerate(pages):
+        body_lines, notes = split_footnotes(_join_names_split_at_a_dot(page.strip().split("\n")))
+        body = rewrap("\n".join(body_lines).strip(), vocabulary=vocabulary)
+        note_text = rewrap("\n".join(notes).strip(), vocabulary=vocabulary)
+        if length:
+            add("\n" if runs_on and body else "\n\n")
+        page_starts.append(length)
+        lines = body.split("\n") if body else []
+        for index, line in enumerate(lines):
+            add(line if index == 0 else "\n" + line)
+            if pending and _ENDS_SENTENCE.search(line) and index + 1 < len(lines):
+                add("\n\n" + "\n\n".join(pending) + "\n")
+                pending = []
+        following = pages[number + 1] if number + 1 < len(pages) else ""
+        runs_on = bool(lines) and _runs_on(lines, following)
+        notes = [*pending, note_text] if note_text else pending
+        if runs_on:
+            pending = notes  # carried on until the sentence ends
+        else:
+            if notes:
+                add(("\n\n" if length else "") + "\n\n".join(notes))
+            pending = []
+    return "".join(parts), page_starts
+
+
+# The first line of a page that starts something new: a list item, a shell prompt, a
+# numbered heading ("4.4 rules"), a chapter title.
+_STARTS_ANEW = re.compile(
+    r"^\s*(?:[-*+•·‣▪◦●○■□–—](?:\s|$)|\d{1,3}(?:\.\d{1,3})*[.)]?\s|[$#%] "
+    r"|(?:Chapter|Appendix|第)\s*\S)"
+)
+_PROMPT = re.compile(r"^\s*(?:[$#%]|>>>) ")
+#: A line that reads on to the next page fills at least this share of the page's widest line.
+_FULL_LINE_SHARE = 0.6
+
+
+def _runs_on(lines: list[str], next_page: str) -> bool:
+    """Whether the last line of a page's body is cut mid-sentence and the next page goes on.
+
+    The line must be a full line of prose (no sentence or clause end, at least
+    `_FULL_LINE_SHARE` of the page's widest line: not a short command or a heading) and the next
+    page must not start with something new (`_STARTS_ANEW`, a footnote); a shell command
+    line does not run on.
+    """
+    following = next_page.strip().split("\n", 1)[0]
+    if not following or _STARTS_ANEW.match(following) or _FOOTNOTE_START.match(following):
+        return False
+    last = lines[-1]
+    if _ENDS_SENTENCE.search(last) or _PROMPT.match(last):
+        return False
+    widest = max(display_width(line) for line in lines)
+    return display_width(last) >= _FULL_LINE_SHARE * widest
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_ENDS_IN_NAME_DOT = re.compile(r"[A-Za-z0-9*_]\.$")
+_STARTS_LOWER = re.compile(r"[a-z]")
+_GLOB_DOT = re.compile(r"(?:^|\s)\*[\w.-]*\.$")  # "*." + "orig.tar.gz": a pattern, not an end
+
+
+def _join_names_split_at_a_dot(lines: list[str]) -> list[str]:
+    """Join a line that ends inside a file name cut after a dot ("config." + "sub、").
+
+    LaTeX may break a path or file name after a dot; in a line of Chinese text a Latin "." is
+    not a full stop (that is "。"), so "config." at the end of the line and a lower-case word at
+    the start of the next are one name. In other lines only a glob ("*." + "orig.tar.gz") is
+    joined: there "packages." + "aptitude can ..." is as likely two sentences.
+    """
+    out: list[str] = []
+    for line in lines:
+        if (
+            out
+            and _STARTS_LOWER.match(line)
+            and _ENDS_IN_NAME_DOT.search(out[-1])
+            and (_HAN.search(out[-1]) or _GLOB_DOT.search(out[-1]))
+        ):
+            out[-1] += line
+        else:
+            out.append(line)
+    return out
+
+
+def split_footnotes(lines: list[str]) -> tuple[list[str], list[str]]:
+    """A page's lines split into its body and the footnotes at its foot.
+
+    The footnotes start at the first line among the page's last `_MAX_FOOTNOTE_LINES` that
+    begins with a footnote number (`_FOOTNOTE_START`) and run to the end of the page; a page
+    with no such line, or with nothing above it, is all body.
+    """
+    first = max(1, len(lines) - _MAX_FOOTNOTE_LINES)
+    for index in range(first, len(lines)):
+        if _FOOTNOTE_START.match(lines[index]):
+            return lines[:index], lines[index:]
+    return lines, []
 
 
 def drop_page_furniture(pages: list[str]) -> list[str]:
