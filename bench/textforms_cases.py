@@ -11,7 +11,9 @@
   CJK character; groff's hyphenation (U+2010 at a line end between letters) is undone, an
   ASCII hyphen at a line end is kept and the line joined without a space ("well-known").
 - Sentences: split after 。！？ and after . ! ? followed by a space and a capital, an opening
-  quote or a Han character (older Chinese translations end sentences with '. ');
+  quote or a Han character; in Chinese text also after a full-width ． that is not a decimal
+  point and after . ! ? followed by a space whatever comes next (older Chinese translations end
+  sentences with '. ', also before a command or a path);
   40-300 characters (Chinese: 20-300); Chinese cases need >= 10 Han characters, English ones
   none.
 - Cases: sentences that no chunk of RecursiveCharacterTextSplitter(250, 50) (default
@@ -47,7 +49,7 @@ _KEY_DROP = re.compile(r"[\s\-\u2010\u00ad]+")
 # --- structure heuristic ---------------------------------------------------------------------
 _TABLE = re.compile(r"^\s*(?:[|+][-=+|]{3,}|\|.*\|)|[─│┌┐└┘├┤┬┴┼]")
 _BOX = re.compile(r"^\s*\*.{20,}\*\s*$")  # a text framed in asterisks (MPL-2.0's disclaimers)
-_PROMPT = re.compile(r"^\s*(?:\$|#|%|>>>) \S")
+_PROMPT = re.compile(r"^\s*(?:\$|#|%|>>>) +\S")  # man justification widens the gap
 _CODE = re.compile(
     r"""^\s*(?:\#include|\#!/|\#define|[A-Za-z_][A-Za-z0-9_.]*\s*[:+?]?=\s*\S.*[^.。]$|
     .*[{}]\s*$|.*[()\[\]*=_].*;\s*$)""",
@@ -61,6 +63,13 @@ _MAN_HEAD = re.compile(r"^[A-Z\u4e00-\u9fff][A-Z0-9 \u4e00-\u9fff()/-]*$")
 _BULLET = re.compile(r"^\s*(?:[*+o•·-]|\d{1,3}[.)])\s+")
 _SENTENCE_END = re.compile(
     r"(?:[。！？][”’」』）)]*)|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_\u4e00-\u9fff]| \^ ?\[\d+\]))"
+)
+# Chinese text: also the full-width full stop of older texts (between digits it is a decimal
+# point), and ". " whatever follows: translations end sentences with it before a command or
+# path as before anything else ("区分开来. cr 的缺省状态", "设备号. /dev/mem 设备").
+_ZH_SENTENCE_END = re.compile(
+    r"(?:[。！？][”’」』）)]*)|(?:(?:(?<!\d)．|．(?!\d))[”’」』）)]*)"
+    r"|(?:[.!?][\"'”’)\]]*(?= ))"
 )
 # A DocBook text footnote mark after a sentence ("... (0-9). ^[16] It is"): part of neither.
 _FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *")
@@ -198,6 +207,8 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
     offset = 0
     block_start: int | None = None
     block_ok = True
+    first_indent = 0
+    previous = ""
     for raw in labelled:
         line_end = offset + len(raw.text)
         if raw.number in headings:
@@ -225,10 +236,19 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 paragraphs.append(Paragraph(block_start, offset - 1))
             block_start, block_ok = None, True
         else:
+            indent = len(raw.text) - len(raw.text.lstrip())
             if block_start is None:
                 bullet = _BULLET.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
+                first_indent = indent
+            elif (
+                form == "man" and previous.rstrip().endswith((":", "：")) and indent > first_indent
+            ):
+                # A display that a colon introduces, set deeper than the paragraph (an example
+                # command, a list of devices): not prose.
+                block_ok = False
             block_ok = block_ok and raw.kind is None
+        previous = raw.text
         offset = line_end + 1
     if block_start is not None and block_ok:
         paragraphs.append(Paragraph(block_start, len(text)))
@@ -318,10 +338,10 @@ def normalise(text: str, start: int, end: int) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def split_sentences(text: str) -> Iterator[tuple[int, int]]:
+def split_sentences(text: str, lang: str = "en") -> Iterator[tuple[int, int]]:
     """Spans of sentences in a normalised paragraph."""
     start = 0
-    for match in _SENTENCE_END.finditer(text):
+    for match in (_ZH_SENTENCE_END if lang == "zh" else _SENTENCE_END).finditer(text):
         end = match.end()
         if text[start:end].strip():
             yield start, end
@@ -397,7 +417,7 @@ def cut_sentences(
         if not normal:
             continue
         paragraph_words.append(words(normal, lang))
-        for s, e in split_sentences(normal):
+        for s, e in split_sentences(normal, lang):
             sentence = normal[s:e].strip()
             if not MIN_SENTENCE[lang] <= len(sentence) <= MAX_SENTENCE:
                 continue
