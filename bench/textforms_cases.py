@@ -20,6 +20,9 @@
   separators, on the raw text) contains whole. Forward query: the part of the sentence no later
   chunk holds; backward: the part no earlier chunk holds; keywords: the 2-4 rarest words of the
   sentence by document frequency over the form's paragraphs (Chinese: rjieba words).
+- Ambiguous cases are dropped (`drop_ambiguous`): a forward or backward query that also occurs
+  outside its sentence in the form's files of that language (not only in word-for-word copies
+  of the sentence) does not say which sentence it was cut from.
 - Comparison key (`key`): all whitespace and hyphens removed, so passages and sentences compare
   equal however the line breaks inside them were joined.
 """
@@ -455,6 +458,32 @@ def cut_sentences(
                 )
             )
     return cases, paragraph_words
+
+
+def drop_ambiguous(cases: Sequence[Case], files: dict[str, Path]) -> list[Case]:
+    """The cases whose forward and backward queries occur nowhere but in their sentence.
+
+    A query that also occurs outside its sentence (the licences repeat paragraphs with other
+    words: GPL-2 and LGPL-2 both say "...to these terms and conditions.") cannot say which
+    sentence it was cut from, so whether the passage found is "the whole sentence" is not
+    defined. A sentence repeated word for word (gcloud's man pages share whole paragraphs)
+    stays: every copy is the whole sentence.
+
+    Args:
+        cases: Cut sentences of one form and language.
+        files: Path below the form directory -> file, for every file of that form and language.
+    """
+    texts = [key(raw_text(path)) for path in files.values()]
+
+    def count(needle: str) -> int:
+        return sum(text.count(needle) for text in texts)
+
+    kept = []
+    for case in cases:
+        copies = count(key(case.sentence))
+        if count(key(case.forward)) <= copies and count(key(case.backward)) <= copies:
+            kept.append(case)
+    return kept
 
 
 # --- keywords ----------------------------------------------------------------------------------
