@@ -10,10 +10,12 @@
 - Normalisation: whitespace runs become one space, or nothing when a line break sits next to a
   CJK character; groff's hyphenation (U+2010 at a line end between letters) is undone, an
   ASCII hyphen at a line end is kept and the line joined without a space ("well-known").
-- Sentences: split after 。！？ and after . ! ? followed by a space and a capital, an opening
-  quote or a Han character; in Chinese text also after a full-width ． that is not a decimal
-  point and after . ! ? followed by a space whatever comes next (older Chinese translations end
-  sentences with '. ', also before a command or a path);
+- Sentences: split after 。！？, after . ! ? followed by a space and a capital, an opening
+  quote, a Han character or a footnote mark ("^[5]", "[1]"), and after a lone "." before a
+  lower-case word ("sources.list. apt-get will") unless the word before it is an abbreviation
+  ("e.g.", "etc.", "cf.", a single letter); in Chinese text also after a full-width ． that
+  is not a decimal point and after . ! ? followed by a space whatever comes next (older Chinese
+  translations end sentences with '. ', also before a command or a path);
   40-300 characters (Chinese: 20-300); Chinese cases need >= 10 Han characters, English ones
   none.
 - Cases: sentences that no chunk of RecursiveCharacterTextSplitter(250, 50) (default
@@ -65,7 +67,18 @@ _SYNOPSIS_HEAD = re.compile(r"^(?:SYNOPSIS|概述|总览|语法|大纲|摘要|�
 _MAN_HEAD = re.compile(r"^[A-Z\u4e00-\u9fff][A-Z0-9 \u4e00-\u9fff()/-]*$")
 _BULLET = re.compile(r"^\s*(?:[*+o•·-]|\d{1,3}[.)])\s+")
 _SENTENCE_END = re.compile(
-    r"(?:[。！？][”’」』）)]*)|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_\u4e00-\u9fff]| \^ ?\[\d+\]))"
+    r"(?:[。！？][”’」』）)]*)"
+    r"|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_\u4e00-\u9fff]| \^ ?\[\d+\]| \[\d+\] ))"
+    # A lone "." before a lower-case word: a sentence that begins with a command or a name
+    # ("/etc/apt/sources.list. apt-get will call dpkg"), unless the word before the "." is an
+    # abbreviation (`_ABBREVIATION_BEFORE`).
+    r"|(?:(?<![.\s])\.(?= [a-z]))"
+)
+# Abbreviations a lower-case word may follow inside a sentence (this finder's own list).
+_ABBREVIATION_BEFORE = re.compile(
+    r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|viz|al|approx|resp|incl|esp|ca|fig|no|vol|ch|sec|pp?|ed"
+    r"|[A-Za-z])$",
+    re.IGNORECASE,
 )
 # Chinese text: also the full-width full stop of older texts (between digits it is a decimal
 # point), and ". " whatever follows: translations end sentences with it before a command or
@@ -75,7 +88,7 @@ _ZH_SENTENCE_END = re.compile(
     r"|(?:[.!?][\"'”’)\]]*(?= ))"
 )
 # A DocBook text footnote mark after a sentence ("... (0-9). ^[16] It is"): part of neither.
-_FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *")
+_FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *|\[\d+\] +")
 
 
 def key(text: str) -> str:
@@ -346,6 +359,8 @@ def split_sentences(text: str, lang: str = "en") -> Iterator[tuple[int, int]]:
     start = 0
     for match in (_ZH_SENTENCE_END if lang == "zh" else _SENTENCE_END).finditer(text):
         end = match.end()
+        if lang != "zh" and match.group() == "." and _ABBREVIATION_BEFORE.search(text, 0, end - 1):
+            continue
         if text[start:end].strip():
             yield start, end
         start = end
