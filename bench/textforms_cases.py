@@ -13,9 +13,10 @@
 - Sentences: split after 。！？, after . ! ? followed by a space and a capital, an opening
   quote, a Han character or a footnote mark ("^[5]", "[1]"), and after a lone "." before a
   lower-case word ("sources.list. apt-get will") unless the word before it is an abbreviation
-  ("e.g.", "etc.", "cf.", a single letter); in Chinese text also after a full-width ． that
-  is not a decimal point and after . ! ? followed by a space whatever comes next (older Chinese
-  translations end sentences with '. ', also before a command or a path);
+  ("e.g.", "etc.", "cf.", a single letter, a list numeral "iv."); in Chinese text also after
+  a full-width ． that is not a decimal point and after . ! ? followed by a space whatever
+  comes next (older Chinese translations end sentences with '. ', also before a command or a
+  path);
   40-300 characters (Chinese: 20-300); Chinese cases need >= 10 Han characters, English ones
   none.
 - Cases: sentences that no chunk of RecursiveCharacterTextSplitter(250, 50) (default
@@ -77,7 +78,7 @@ _SENTENCE_END = re.compile(
 # Abbreviations a lower-case word may follow inside a sentence (this finder's own list).
 _ABBREVIATION_BEFORE = re.compile(
     r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|viz|al|approx|resp|incl|esp|ca|fig|no|vol|ch|sec|pp?|ed"
-    r"|[A-Za-z])$",
+    r"|[A-Za-z]|[ivx]{1,4})$",
     re.IGNORECASE,
 )
 # Chinese text: also the full-width full stop of older texts (between digits it is a decimal
@@ -359,7 +360,8 @@ def split_sentences(text: str, lang: str = "en") -> Iterator[tuple[int, int]]:
     start = 0
     for match in (_ZH_SENTENCE_END if lang == "zh" else _SENTENCE_END).finditer(text):
         end = match.end()
-        if lang != "zh" and match.group() == "." and _ABBREVIATION_BEFORE.search(text, 0, end - 1):
+        lower_next = text[end + 1 : end + 2].islower()
+        if lang != "zh" and lower_next and _ABBREVIATION_BEFORE.search(text, 0, end - 1):
             continue
         if text[start:end].strip():
             yield start, end
