@@ -102,6 +102,9 @@ def prepare(form: str, lang: str, args: argparse.Namespace) -> PreparedForm:
         cases += found
         paragraph_words += found_words
         structure += tc.structure_lines(path, relative, form)
+    cases = tc.drop_ambiguous(
+        cases, {path.relative_to(built.directory).as_posix(): path for path in built.files}
+    )
     tc.assign_keywords(cases, paragraph_words)
     picked = tc.sample(cases, args.cases, f"{args.seed}/{form}/{lang}")
     labels = tc.sample_structure(structure, STRUCTURE_PER_FORM, f"{args.seed}/{form}/{lang}")
@@ -281,6 +284,8 @@ def summarise(
         "ingest_failed": dict(ingest_summary.failed),
         "examples": examples,
         "cases_detail": [asdict(c) for c in item.cases],
+        # Per case, its queries' outcomes and passages (hit passages whole), to read failures.
+        "outcomes": [[asdict(o) for o in outcomes] for outcomes in case_outcomes],
     }
 
 

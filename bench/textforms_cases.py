@@ -14,14 +14,22 @@
 - Normalisation: whitespace runs become one space, or nothing when a line break sits next to a
   CJK character; groff's hyphenation (U+2010 at a line end between letters) is undone, an
   ASCII hyphen at a line end is kept and the line joined without a space ("well-known").
-- Sentences: split after 。！？ and after . ! ? followed by a space and a capital, an opening
-  quote or a Han character (older Chinese translations end sentences with '. ');
+- Sentences: split after 。！？, after . ! ? followed by a space and a capital, an opening
+  quote, a Han character or a footnote mark ("^[5]", "[1]"), and after a lone "." before a
+  lower-case word ("sources.list. apt-get will") unless the word before it is an abbreviation
+  ("e.g.", "etc.", "cf.", a single letter, a list numeral "iv."); in Chinese text also after
+  a full-width ． that is not a decimal point and after . ! ? followed by a space whatever
+  comes next (older Chinese translations end sentences with '. ', also before a command or a
+  path);
   40-300 characters (Chinese: 20-300); Chinese cases need >= 10 Han characters, English ones
   none.
 - Cases: sentences that no chunk of RecursiveCharacterTextSplitter(250, 50) (default
   separators, on the raw text) contains whole. Forward query: the part of the sentence no later
   chunk holds; backward: the part no earlier chunk holds; keywords: the 2-4 rarest words of the
   sentence by document frequency over the form's paragraphs (Chinese: rjieba words).
+- Ambiguous cases are dropped (`drop_ambiguous`): a forward or backward query that also occurs
+  outside its sentence in the form's files of that language (not only in word-for-word copies
+  of the sentence) does not say which sentence it was cut from.
 - Comparison key (`key`): all whitespace and hyphens removed, so passages and sentences compare
   equal however the line breaks inside them were joined.
 """
@@ -51,7 +59,7 @@ _KEY_DROP = re.compile(r"[\s\-\u2010\u00ad]+")
 # --- structure heuristic ---------------------------------------------------------------------
 _TABLE = re.compile(r"^\s*(?:[|+][-=+|]{3,}|\|.*\|)|[─│┌┐└┘├┤┬┴┼]")
 _BOX = re.compile(r"^\s*\*.{20,}\*\s*$")  # a text framed in asterisks (MPL-2.0's disclaimers)
-_PROMPT = re.compile(r"^\s*(?:\$|#|%|>>>) \S")
+_PROMPT = re.compile(r"^\s*(?:\$|#|%|>>>) +\S")  # man justification widens the gap
 _CODE = re.compile(
     r"""^\s*(?:\#include|\#!/|\#define|[A-Za-z_][A-Za-z0-9_.]*\s*[:+?]?=\s*\S.*[^.。]$|
     .*[{}]\s*$|.*[()\[\]*=_].*;\s*$)""",
@@ -63,11 +71,34 @@ _INFO = re.compile(r"^(?:File: .*Node: |\* [^:]+::|\x1f)")
 _SYNOPSIS_HEAD = re.compile(r"^(?:SYNOPSIS|概述|总览|语法|大纲|摘要|用法)\b")
 _MAN_HEAD = re.compile(r"^[A-Z\u4e00-\u9fff][A-Z0-9 \u4e00-\u9fff()/-]*$")
 _BULLET = re.compile(r"^\s*(?:[*+o•·-]|\d{1,3}[.)])\s+")
-_SENTENCE_END = re.compile(
+# PDF cases use the end pattern as it was before the "[1]" and lone-"." rules below were added
+# (their own lower-case rule is `_PDF_LOWER_END`), so the PDF rows stay as measured.
+_PDF_SENTENCE_END_BASE = (
     r"(?:[。！？][”’」』）)]*)|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_\u4e00-\u9fff]| \^ ?\[\d+\]))"
 )
+_SENTENCE_END = re.compile(
+    r"(?:[。！？][”’」』）)]*)"
+    r"|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_\u4e00-\u9fff]| \^ ?\[\d+\]| \[\d+\] ))"
+    # A lone "." before a lower-case word: a sentence that begins with a command or a name
+    # ("/etc/apt/sources.list. apt-get will call dpkg"), unless the word before the "." is an
+    # abbreviation (`_ABBREVIATION_BEFORE`).
+    r"|(?:(?<![.\s])\.(?= [a-z]))"
+)
+# Abbreviations a lower-case word may follow inside a sentence (this finder's own list).
+_ABBREVIATION_BEFORE = re.compile(
+    r"(?:^|[\s(])(?:e\.g|i\.e|etc|cf|vs|viz|al|approx|resp|incl|esp|ca|fig|no|vol|ch|sec|pp?|ed"
+    r"|[A-Za-z]|[ivx]{1,4})$",
+    re.IGNORECASE,
+)
+# Chinese text: also the full-width full stop of older texts (between digits it is a decimal
+# point), and ". " whatever follows: translations end sentences with it before a command or
+# path as before anything else ("区分开来. cr 的缺省状态", "设备号. /dev/mem 设备").
+_ZH_SENTENCE_END = re.compile(
+    r"(?:[。！？][”’」』）)]*)|(?:(?:(?<!\d)．|．(?!\d))[”’」』）)]*)"
+    r"|(?:[.!?][\"'”’)\]]*(?= ))"
+)
 # A DocBook text footnote mark after a sentence ("... (0-9). ^[16] It is"): part of neither.
-_FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *")
+_FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *|\[\d+\] +")
 # PDF (LaTeX) footnote numbers as PDFium reads them: "2", "⁴", "1⁷" after a sentence end.
 _PDF_NOTE_NUMBER = r"(?:\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2})"
 _PDF_FOOTNOTE_REF = re.compile(_PDF_NOTE_NUMBER + r"(?= |$|[\u4e00-\u9fff]) *")
@@ -76,7 +107,7 @@ _PDF_FOOTNOTE_REF = re.compile(_PDF_NOTE_NUMBER + r"(?= |$|[\u4e00-\u9fff]) *")
 # end before a lower-case word counts too, unless the word before the dot is an abbreviation
 # or a single letter ("e.g. this", "i.e. the", "etc. and").
 _PDF_SENTENCE_END = re.compile(
-    _SENTENCE_END.pattern
+    _PDF_SENTENCE_END_BASE
     + r"|(?:[.!?][\"'”’)\]]*(?=(?: \d{1,2}| ?\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
     + r"(?: [A-Z\"'“(‘\u4e00-\u9fff]|$|[\u4e00-\u9fff])))"
 )
@@ -84,13 +115,12 @@ _PDF_LOWER_END = re.compile(r"[.!?][\"'”’)\]]*(?= [a-z])")
 _NOT_AN_END_BEFORE = frozenset({"e.g", "i.e", "etc", "cf", "vs", "approx", "al"})
 
 
-def _sentence_ends(text: str, pdf: bool) -> list[int]:
-    ends = {m.end() for m in (_PDF_SENTENCE_END if pdf else _SENTENCE_END).finditer(text)}
-    if pdf:
-        for match in _PDF_LOWER_END.finditer(text):
-            word = text[: match.start()].rsplit(" ", 1)[-1]
-            if len(word) > 1 and word.lower() not in _NOT_AN_END_BEFORE:
-                ends.add(match.end())
+def _pdf_sentence_ends(text: str) -> list[int]:
+    ends = {m.end() for m in _PDF_SENTENCE_END.finditer(text)}
+    for match in _PDF_LOWER_END.finditer(text):
+        word = text[: match.start()].rsplit(" ", 1)[-1]
+        if len(word) > 1 and word.lower() not in _NOT_AN_END_BEFORE:
+            ends.add(match.end())
     return sorted(ends)
 
 
@@ -244,6 +274,8 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
     offset = 0
     block_start: int | None = None
     block_ok = True
+    first_indent = 0
+    previous = ""
     for raw in labelled:
         line_end = offset + len(raw.text)
         if raw.number in headings:
@@ -274,9 +306,17 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 paragraphs.append(Paragraph(block_start, offset - 1))
             block_start, block_ok = None, True
         else:
+            indent = len(raw.text) - len(raw.text.lstrip())
             if block_start is None:
                 bullet = _BULLET.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
+                first_indent = indent
+            elif (
+                form == "man" and previous.rstrip().endswith((":", "：")) and indent > first_indent
+            ):
+                # A display that a colon introduces, set deeper than the paragraph (an example
+                # command, a list of devices): not prose.
+                block_ok = False
             block_ok = block_ok and raw.kind is None
             if pdf and (display_width(raw.text) < full_width or raw.text.rstrip()[-1:] in ":："):
                 # A PDF page has no blank lines: a line that stops short of the text width is
@@ -285,6 +325,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 if block_ok:
                     paragraphs.append(Paragraph(block_start, line_end))
                 block_start, block_ok = None, True
+        previous = raw.text
         offset = line_end + 1
     if block_start is not None and block_ok:
         paragraphs.append(Paragraph(block_start, len(text)))
@@ -391,15 +432,36 @@ def normalise(text: str, start: int, end: int, pdf: bool = False) -> tuple[str, 
     return "".join(out), where
 
 
-def split_sentences(text: str, pdf: bool = False) -> Iterator[tuple[int, int]]:
-    """Spans of sentences in a normalised paragraph.
+def split_sentences(text: str, lang: str = "en", pdf: bool = False) -> Iterator[tuple[int, int]]:
+    """Spans of sentences in a normalised paragraph (PDF text: `_split_pdf_sentences`)."""
+    if pdf:
+        yield from _split_pdf_sentences(text)
+        return
+    start = 0
+    for match in (_ZH_SENTENCE_END if lang == "zh" else _SENTENCE_END).finditer(text):
+        end = match.end()
+        lower_next = text[end + 1 : end + 2].islower()
+        if lang != "zh" and lower_next and _ABBREVIATION_BEFORE.search(text, 0, end - 1):
+            continue
+        if text[start:end].strip():
+            yield start, end
+        start = end
+        while start < len(text) and text[start] == " ":
+            start += 1
+        mark = _FOOTNOTE_MARK.match(text, start)
+        if mark:
+            start = mark.end()
+    if start < len(text) and text[start:].strip():
+        yield start, len(text)
 
-    `pdf`: a footnote number after a sentence end ("many more. 2 Let's", "one. ⁴ While",
-    "experimental)。10你可以") belongs to neither sentence, and a sentence end followed by
-    one counts as an end; so does one before a lower-case word (see `_PDF_LOWER_END`).
+
+def _split_pdf_sentences(text: str) -> Iterator[tuple[int, int]]:
+    """Sentences of PDF text: a footnote number after a sentence end ("many more. 2 Let's",
+    "one. ⁴ While", "experimental)。10你可以") belongs to neither sentence, and a sentence end
+    followed by one counts as an end; so does one before a lower-case word (`_PDF_LOWER_END`).
     """
     start = 0
-    for end in _sentence_ends(text, pdf):
+    for end in _pdf_sentence_ends(text):
         if end <= start:
             continue
         if text[start:end].strip():
@@ -407,7 +469,7 @@ def split_sentences(text: str, pdf: bool = False) -> Iterator[tuple[int, int]]:
         start = end
         while start < len(text) and text[start] == " ":
             start += 1
-        mark = (_PDF_FOOTNOTE_REF if pdf else _FOOTNOTE_MARK).match(text, start)
+        mark = _PDF_FOOTNOTE_REF.match(text, start)
         if mark:
             start = mark.end()
     if start < len(text) and text[start:].strip():
@@ -477,7 +539,7 @@ def cut_sentences(
         if not normal:
             continue
         paragraph_words.append(words(normal, lang))
-        for s, e in split_sentences(normal, pdf):
+        for s, e in split_sentences(normal, lang, pdf):
             sentence = normal[s:e].strip()
             if not MIN_SENTENCE[lang] <= len(sentence) <= MAX_SENTENCE:
                 continue
@@ -515,6 +577,32 @@ def cut_sentences(
                 )
             )
     return cases, paragraph_words
+
+
+def drop_ambiguous(cases: Sequence[Case], files: dict[str, Path]) -> list[Case]:
+    """The cases whose forward and backward queries occur nowhere but in their sentence.
+
+    A query that also occurs outside its sentence (the licences repeat paragraphs with other
+    words: GPL-2 and LGPL-2 both say "...to these terms and conditions.") cannot say which
+    sentence it was cut from, so whether the passage found is "the whole sentence" is not
+    defined. A sentence repeated word for word (gcloud's man pages share whole paragraphs)
+    stays: every copy is the whole sentence.
+
+    Args:
+        cases: Cut sentences of one form and language.
+        files: Path below the form directory -> file, for every file of that form and language.
+    """
+    texts = [key(raw_text(path)) for path in files.values()]
+
+    def count(needle: str) -> int:
+        return sum(text.count(needle) for text in texts)
+
+    kept = []
+    for case in cases:
+        copies = count(key(case.sentence))
+        if count(key(case.forward)) <= copies and count(key(case.backward)) <= copies:
+            kept.append(case)
+    return kept
 
 
 # --- keywords ----------------------------------------------------------------------------------

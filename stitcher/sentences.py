@@ -11,7 +11,9 @@ character, except the document's very end:
 
 * after a run of Chinese terminators ``。！？｡`` or an ellipsis ``…``/``⋯`` (runs such as ``？！``
   and ``……`` count once), plus any closing quotes and brackets (`CLOSERS`). No space is needed:
-  ``他说：“走吧。”然后`` ends after ``”``.
+  ``他说：“走吧。”然后`` ends after ``”``. A run of ellipses alone right before a Latin letter
+  or digit is an "and so on" inside the sentence (``Red Hat/Slackware/……Linux 系统``), not an
+  end.
 * after a run of Latin terminators ``. ! ?`` plus closers, when the next character is
   whitespace (so ``3.14``, ``e.g.x`` and ``www.a.com`` are not ends), unless the run holds a
   closer and a lower-case Latin word follows on the same line: a quoted or bracketed title
@@ -19,7 +21,8 @@ character, except the document's very end:
   ``!`` or ``?`` run also ends before a Chinese character (``好!然后``), a plain ``.`` does
   not. A single ``.`` after a known abbreviation (`ABBREVIATIONS`: ``Dr. Smith``, ``e.g.
   this``) or after a list number at the start of a line (``1. 将拆分``, ``a. item``) is not
-  an end.
+  an end, nor is ``etc.`` before a lower-case word on the same line (``values in memory,
+  etc. is used``).
 * at a line break, after the last non-whitespace character before the ``\\n``, unless the break
   is *soft* (below). A blank line (a paragraph end) is always an end.
 * the document's end: after its last non-whitespace character, and ``len(text)`` itself.
@@ -44,9 +47,10 @@ of these holds, checked in this order (`_break_is_hard`):
 * the next line is structure: a list item (``- * + •``, ``1.`` ``1)`` ``a.`` ``一、`` ``（一）``),
   an option (``-a``, ``--all``), a heading ``#``, a quote ``>``, an HTML tag, a fence, a rule,
   a ``$ `` prompt, ``{ } =``, a table row;
-* indentation: the next line is indented deeper than the line before (code, a quotation, an
-  option's description), unless the line before is a list item (``- item`` / ``  continued``,
-  ``(a) item`` / ``      continued``: a hanging indent); or it is dedented by more than
+* indentation: the next line is indented deeper than the line before by 2+ columns (code, a
+  quotation, an option's description; one column is a stray leading space), unless the line
+  before is a list item (``- item`` / ``  continued``, ``(a) item`` / ``      continued``: a
+  hanging indent); or it is dedented by more than
   `FIRST_LINE_INDENT` columns (a first-line indent of up to that many is prose);
 * the next line starts, after opening quotes and brackets, with a Chinese character while the
   line before holds none (a translation under an English line), or is in capitals (a heading)
@@ -130,8 +134,10 @@ _ENUMERATOR_LOOKBACK = 16  # longer than any _ENUMERATOR_RE match
 #: Version of these rules. Ingest stores sentence flags computed with them, so a collection
 #: written under another version must be rebuilt. 1: every line break ends a sentence;
 #: 2: soft line breaks; 3: a terminator before a closing quote or bracket and a lower-case word
-#: on the same line ("“What is it?” for") is not an end.
-SENTENCE_RULES_VERSION = 3
+#: on the same line ("“What is it?” for") is not an end; 4: an ellipsis right before a Latin
+#: letter or digit ("Slackware/……Linux") and "etc." before a lower-case word are not ends, and a
+#: next line indented one column deeper (a stray leading space in a man page) is not indented.
+SENTENCE_RULES_VERSION = 4
 
 #: A line before a break narrower than this (in columns, CJK characters count 2) is a heading,
 #: a label or the last line of a paragraph, not a wrapped line: the break ends a sentence.
@@ -315,7 +321,7 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
     if line_start is None:
         if indent_after > 0:
             return True
-    elif indent_after > indent_before:
+    elif indent_after > indent_before + 1:
         if not in_list:
             return True
     elif indent_before - indent_after > FIRST_LINE_INDENT:
@@ -389,6 +395,13 @@ def _iter_rule_ends(
             if following.isspace():
                 if q == at + 1 and ch == "." and _dot_is_not_an_end(text, at, at_doc_start):
                     continue
+                if (
+                    q == at + 1
+                    and ch == "."
+                    and _is_etc(text, at)
+                    and _reads_on(text, q, at_doc_end)
+                ):
+                    continue  # "such as A, B, etc. is used": the list ends, the sentence not
                 if _CLOSED_RE.search(text, at, q) and _reads_on(text, q, at_doc_end):
                     continue
                 last = q
@@ -403,9 +416,25 @@ def _iter_rule_ends(
             tail = _CJK_RUN_TAIL_RE.match(text, at + 1)
             q = tail.end() if tail else at + 1
             i = q
+            if q < n and text[q].isascii() and text[q].isalnum() and _only_ellipses(text, at, q):
+                continue  # "Red Hat/Slackware/……Linux": an "and so on" inside the sentence
             if q < n or at_doc_end:  # else a closer may follow beyond the window
                 last = q
                 yield q
+
+
+def _only_ellipses(text: str, at: int, q: int) -> bool:
+    """Whether the run ``text[at:q]`` is ellipses only (no full stop, no closer)."""
+    return all(ch in ELLIPSES for ch in text[at:q])
+
+
+def _is_etc(text: str, dot: int) -> bool:
+    """Whether the "." at `dot` follows the word "etc"."""
+    return (
+        dot >= 3
+        and text[dot - 3 : dot].lower() == "etc"
+        and (dot == 3 or not (text[dot - 4].isascii() and text[dot - 4].isalnum()))
+    )
 
 
 def _reads_on(text: str, q: int, at_doc_end: bool) -> bool:

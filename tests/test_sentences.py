@@ -3,13 +3,16 @@ against the module on random Chinese / English documents."""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from stitcher.loaders.formats import read_plain
 from stitcher.sentences import (
     ABBREVIATIONS,
     CJK_TERMINATORS,
@@ -31,6 +34,8 @@ from stitcher.sentences import (
     weak_end_at_or_before,
     weak_start_at_or_after,
 )
+
+GOLDEN = Path(__file__).parent / "golden_forms"
 
 
 def sentences(text: str) -> list[str]:
@@ -59,6 +64,14 @@ def sentences(text: str) -> list[str]:
         ("1. 将拆分的文本加长\n2. 从库中查询", ["1. 将拆分的文本加长", "2. 从库中查询"]),
         ("| a | b |\n| c | d |", ["| a | b |", "| c | d |"]),
         ("「好。」他说。", ["「好。」", "他说。"]),
+        # An ellipsis right before a Latin word is an "and so on", not an end.
+        ("在 Red Hat/SuSE/……Linux 上运行。好……OK", ["在 Red Hat/SuSE/……Linux 上运行。", "好……OK"]),
+        ("等等……然后 Then… Done", ["等等……", "然后 Then…", "Done"]),
+        # "etc." before a lower-case word ends the list, not the sentence.
+        (
+            "Stack, heap, etc. is used. Tea etc. Then",
+            ["Stack, heap, etc. is used.", "Tea etc.", "Then"],
+        ),
         ("Really?! Yes.) No", ["Really?!", "Yes.)", "No"]),
         ("  leading and trailing  ", ["leading and trailing"]),
         ("", []),
@@ -156,8 +169,11 @@ def reference_ends(doc: str) -> list[int]:
     ends: set[int] = set()
     cjk_spans = []
     for m in _REF_CJK.finditer(doc):
-        ends.add(m.end())
         cjk_spans.append((m.start(), m.end()))
+        following = doc[m.end() : m.end() + 1]
+        if set(m.group()) <= set(ELLIPSES) and following.isascii() and following.isalnum():
+            continue  # "Slackware/……Linux": an "and so on" inside the sentence
+        ends.add(m.end())
     for m in _REF_STOP.finditer(doc):
         if not any(a <= m.start() < b for a, b in cjk_spans):
             ends.add(m.end())
@@ -179,6 +195,10 @@ def reference_ends(doc: str) -> list[int]:
             glued = before.isascii() and before.isalnum()
             if word.group().lower() in ABBREVIATIONS and not glued:
                 continue
+            etc = doc[max(0, m.start() - 4) : m.start()]
+            reads_on = re.match(r"[ \t]+[a-z]", doc[m.end() :])
+            if reads_on and re.fullmatch(r"(?:^|[^A-Za-z0-9])etc", etc, re.IGNORECASE):
+                continue  # "etc. is used": the list ends, the sentence reads on
             line = doc[doc.rfind("\n", 0, m.start()) + 1 : m.start()]
             if _REF_ENUM.fullmatch(line):
                 continue
@@ -246,7 +266,7 @@ def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
         return True
     after = indent_columns(indent_after)
     if known:
-        deeper = after > indent_before and not in_list
+        deeper = after > indent_before + 1 and not in_list  # one column: a stray space
         if deeper or indent_before - after > FIRST_LINE_INDENT:
             return True
     elif after:
@@ -302,7 +322,7 @@ pieces = st.one_of(
                 ]
             ),
             st.sampled_from(["", " and", ",", "-", " (see", "e.g."]),
-            st.sampled_from(["\n", " \n", "\n  ", "\n\u3000\u3000", "\n    "]),
+            st.sampled_from(["\n", " \n", "\n  ", "\n\u3000\u3000", "\n    ", "\n "]),
             st.sampled_from(["then", "Then", "THEN IT", "时要", "(and", "— so", "3 more", "1. x"]),
         ),
     ),
@@ -320,6 +340,8 @@ documents = st.lists(pieces, max_size=40).map("".join)
 @example("．3.14")  # nothing before the "．" at the document's start: no decimal point
 @example("See “What is a preinst?” for more. Then (a script?”) script.")  # quoted, reads on
 @example("He asked “Why?” Then left.")  # a capital after the quote: an end
+@example("的……alpha。etc. the etc.\nthe")  # ellipsis before Latin; "etc." reads on or not
+@example("the quick brown fox jumps over the lazy dog and\n then")  # one column deeper
 def test_ends_match_the_reference(doc: str) -> None:
     assert sentence_ends(doc, at_doc_start=True, at_doc_end=True) == reference_ends(doc)
 
@@ -507,6 +529,25 @@ MAN_PARAGRAPH = (
 )
 def test_soft_and_hard_line_breaks(text: str, expected: list[str]) -> None:
     assert sentences(text) == expected
+
+
+def test_a_next_line_one_column_deeper_is_not_indented() -> None:
+    """A man page line that starts with a stray space continues the sentence; two columns
+    deeper is an indented block."""
+    line = "              因此这条命令：frob -n /tmp /var/tmp --tcp-flags SYN,ACK,FIN,RST"
+    one, two = (line + "\n" + " " * (14 + d) + "只匹配设置了 SYN 的包。" for d in (1, 2))
+    assert len(sentences(one)) == 1
+    assert len(sentences(two)) == 2
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name[: -len(".sentences.json")] for p in GOLDEN.glob("*.sentences.json"))
+)
+def test_golden_sentences(name: str) -> None:
+    """Sentences of a golden excerpt, as stored by the loader (tests/golden_forms)."""
+    stored = read_plain((GOLDEN / f"{name}.in.txt").read_bytes(), "golden").text
+    expected = json.loads((GOLDEN / f"{name}.sentences.json").read_text(encoding="utf-8"))
+    assert sentences(stored) == expected
 
 
 def test_a_break_whose_next_line_is_not_visible_is_not_an_end() -> None:
