@@ -199,10 +199,7 @@ class Session:
 
         options = options or IngestOptions()
         self.store.check_replication()  # a factor that cannot be honoured fails before any work
-        memo = None
-        if not reread:
-            key = lock_key(self.connection, self.collection)
-            memo = LoadMemo(stitcher_home() / "memo" / f"{key}.sqlite", notice=self._notice)
+        memo = None if reread else LoadMemo(self._memo_path(), notice=self._notice)
         with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
             summary = ingest(
                 self.store,
@@ -491,9 +488,16 @@ class Session:
         with self._writer_lock(wait, "drop"):
             if not self.store.drop():
                 return False
+            # What the memo remembers is gone with the collection: a stale memo would only be
+            # checked against an empty store and ignored, but it should not outlive its data.
+            self._memo_path().unlink(missing_ok=True)
         self._store = None
         self._settings = None
         return True
+
+    def _memo_path(self) -> Path:
+        """The load memo of this server and collection (stitcher.memo)."""
+        return stitcher_home() / "memo" / f"{lock_key(self.connection, self.collection)}.sqlite"
 
     def export_to(self, path: str, *, stdout: IO[str] | None = None, wait: bool = False) -> Any:
         """Write the collection with its vectors to `path` (JSON Lines, .gz compressed, "-" for

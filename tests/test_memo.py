@@ -269,5 +269,10 @@ def test_the_cli_keeps_a_memo_per_collection_and_reread_bypasses_it(
         with sqlite3.connect(memos[0]) as db:
             assert db.execute("SELECT doc_id FROM memo").fetchall() == [("docs/rail.txt",)]
         db.close()
+        dropped = subprocess.run(
+            [*command[:1], "drop", "--yes", *command[4:]], env=env, capture_output=True
+        )
+        assert dropped.returncode == 0, dropped.stderr
+        assert not memos[0].exists()  # the memo goes with the collection
     finally:
         subprocess.run([*command[:1], "drop", "--yes", *command[4:]], env=env, capture_output=True)
