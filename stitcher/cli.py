@@ -14,13 +14,15 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -927,6 +929,47 @@ def main(argv: list[str] | None = None) -> int:
     sys.exit.
     """
     show_traceback = os.environ.get("STITCHER_TRACEBACK") == "1"
+    _SIGINT.install()
+    try:
+        status = _run(argv, show_traceback)
+    finally:
+        _SIGINT.uninstall()
+    if _SIGINT.seen and status != ExitStatus.OK:
+        # Ctrl-C (or cron's SIGINT) can land inside a library that turns KeyboardInterrupt into
+        # its own error (pydantic building a validator reports a SchemaError): whatever failure
+        # follows an interrupt is the interrupt.
+        if status != ExitStatus.INTERRUPTED:
+            _errors().print("interrupted")
+        return int(ExitStatus.INTERRUPTED)
+    return status
+
+
+class _InterruptWatch:
+    """Remembers that SIGINT arrived, then acts as Python's default handler does."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Any = None
+
+    def install(self) -> None:
+        self.seen = False
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+
+    def uninstall(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+
+_SIGINT = _InterruptWatch()
+
+
+def _run(argv: list[str] | None, show_traceback: bool) -> int:
     try:
         outcome = app(args=argv, prog_name="stitcher", standalone_mode=False)
     except SystemExit as done:

@@ -368,3 +368,29 @@ def test_prune_of_an_empty_folder_is_refused_with_4(weaviate_server: Any, tmp_pa
     assert_one_error_line(result.stderr)
     stats = run_stitcher("stats", "--collection", name, "--json")
     assert json.loads(stats.stdout)["documents"] == 2
+
+
+def test_a_failure_that_follows_an_interrupt_is_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGINT can land inside a library that turns KeyboardInterrupt into its own error
+    (pydantic reported "SchemaError: Error building validator" when Ctrl-C hit a deferred model
+    build during an ingest's start): the exit is still 130, not 1."""
+    import os
+
+    from stitcher import cli
+
+    def interrupted_inside_a_library(**_: Any) -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the handler raises KeyboardInterrupt before this ends
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error building validator") from exc
+
+    monkeypatch.setattr(cli, "app", interrupted_inside_a_library)
+    assert cli.main(["stats"]) == ExitStatus.INTERRUPTED == 130
+    assert "interrupted" in capsys.readouterr().err
+    # and without an interrupt the same error stays a failure
+    monkeypatch.setattr(cli, "app", lambda **_: (_ for _ in ()).throw(RuntimeError("boom")))
+    assert cli.main(["stats"]) == ExitStatus.FAILED
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
