@@ -30,6 +30,7 @@ from stitcher.config import ConnectionSettings
 from stitcher.ingest import IngestOptions, SilentProgress, ingest
 from stitcher.search import SearchOptions, search
 from stitcher.server import files, supervision
+from stitcher.store.memory import MemoryStore
 from stitcher.store.weaviate import WeaviateStore
 from tests.fakes import FakeEmbedder
 
@@ -342,18 +343,39 @@ def killed_during_ingest(
     yield store, victim, summary
 
 
+def _reference_ingest(corpus: Path) -> MemoryStore:
+    reference = MemoryStore("ClusterReference")
+    summary = ingest(
+        reference,
+        [str(corpus)],
+        model_name=FakeEmbedder.name,
+        embedder=FakeEmbedder,
+        options=OPTIONS,
+    )
+    assert not summary.failed and summary.added
+    return reference
+
+
 def test_a_node_killed_during_an_ingest_loses_nothing(
     cluster_home: Path,
     killed_during_ingest: tuple[WeaviateStore, int, Any],
     clean: WeaviateStore,
+    corpus: Path,
 ) -> None:
     store, _victim, summary = killed_during_ingest
     try:
         assert not summary.failed, summary.failed
         assert sorted(summary.added) == sorted(clean.documents())
-        expected = stored_chunks(clean)
+        # The reference is the same ingest into the in-memory store, not a read of the cluster's
+        # clean collection: a full-listing read of that collection once missed one or two chunks
+        # on a healthy cluster after earlier tests had restarted nodes (open in issue 13), which
+        # says nothing about what the killed ingest stored.
+        expected = {
+            (r.doc_id, r.doc_hash, r.chunk_index, r.chunk_hash, r.start, r.end, r.text)
+            for r, _vector in _reference_ingest(corpus).records_with_vectors()
+        }
         assert stored_chunks(store) == expected  # QUORUM reads, one node still down
-        assert len(expected) == clean.count()
+        assert len(expected) == store.count()
     finally:
         restart_killed(cluster_home)  # the tests after this one start from three nodes
 
