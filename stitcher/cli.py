@@ -588,8 +588,7 @@ def ingest(
             wait=wait,
             reread=reread,
         )
-    for name, message in {**summary.unreadable, **summary.failed}.items():
-        message = _worded(message)
+    for name, message in summary.problems(_worded).items():
         _errors().print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
     if as_json:
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))

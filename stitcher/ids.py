@@ -18,7 +18,7 @@ from typing import Any
 
 from stitcher import rules
 from stitcher.config import DEFAULT_MAX_EXTEND
-from stitcher.errors import UsageError
+from stitcher.errors import UsageError, setting
 from stitcher.models import Chunk, ChunkContext, ChunkRecord, Document, sha256_hex
 
 #: Namespace of every chunk id. Changing it (or the encoding in `chunk_uuid`) changes all ids and
@@ -48,7 +48,7 @@ def canonical_collection_name(name: str) -> str:
     if not _COLLECTION_NAME_RE.fullmatch(canonical):
         raise UsageError(
             f"invalid collection name {name!r}: use a letter followed by letters, digits or _ "
-            f"(e.g. --collection Docs)"
+            f"(e.g. {setting('collection', 'Docs')})"
         )
     return canonical
 

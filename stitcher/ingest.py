@@ -42,6 +42,7 @@ from stitcher.errors import (
     StitcherError,
     UsageError,
     setting,
+    worded,
 )
 from stitcher.faults import ServerFault, fault_point, first_line
 from stitcher.ids import build_records
@@ -201,6 +202,20 @@ class IngestSummary:
     dry_run: bool = False
     #: Names in a document's `mentions` that no loaded organization has (kept as text).
     unresolved_mentions: dict[str, list[str]] = field(default_factory=dict)
+    #: The messages of `unreadable` by the same keys, the settings they name not yet spelled
+    #: (stitcher.errors.setting): `problems` spells them as its caller wants.
+    _unworded: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def unreadable_because(self, name: str, error: StitcherError) -> None:
+        """Count input `name` as unreadable for the reason `error` gives."""
+        self.unreadable[name] = str(error)
+        self._unworded[name] = error.unworded
+
+    def problems(self, wording: Callable[[str], str] = worded) -> dict[str, str]:
+        """Every unreadable input's and failed document's message by name, the settings they
+        name spelled by `wording` (the CLI: as its flags; by default as the library's names)."""
+        spelled = {name: wording(text) for name, text in self._unworded.items()}
+        return {**self.unreadable, **spelled, **self.failed}
 
     @property
     def exit_status(self) -> ExitStatus:
@@ -373,7 +388,7 @@ def ingest(
 
     found = discover(paths, glob=options.glob, stdin=stdin, source=options.source)
     for error in found.errors:
-        summary.unreadable[_error_subject(error)] = str(error)
+        summary.unreadable_because(_error_subject(error), error)
     summary.skipped_unsupported = len(found.skipped)
     _claim_sources(store, found, existing_settings is not None, options, progress)
     stored = store.documents() if existing_settings is not None else {}
@@ -404,7 +419,7 @@ def ingest(
                 progress.file_done(src.source)
                 continue
             except StitcherError as error:
-                summary.unreadable[src.source] = str(error)
+                summary.unreadable_because(src.source, error)
                 progress.file_done(src.source)
                 continue
             except Exception as error:  # a reader's bug or a malformed file: this one fails
@@ -547,7 +562,7 @@ def _prune_plan(
     vanished = sorted(d for ids in by_root.values() for d in ids if d not in seen)
     reasons: list[str] = []
     if found.errors:
-        reasons.append(f"the listing had errors ({found.errors[0]})")
+        reasons.append(f"the listing had errors ({found.errors[0].unworded})")
     for root, ids in sorted(by_root.items()):
         gone = [d for d in ids if d not in seen]
         if not gone or limit.allows(len(gone), len(ids)):

@@ -34,7 +34,7 @@ from stitcher.embed import (
     query_embedder,
     resolve_model,
 )
-from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError
+from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError, setting
 from stitcher.filters import Condition, Where
 from stitcher.graph import org_condition
 from stitcher.ids import canonical_collection_name
@@ -194,7 +194,7 @@ class Session:
                     export_onnx(model_ref)
                 except ModelError as error:
                     # Searches still work, through sentence-transformers (slower start).
-                    self._notice(f"warning: no ONNX export: {error}")
+                    self._notice(f"warning: no ONNX export: {error.unworded}")
             return embedder
 
         options = options or IngestOptions()
@@ -276,7 +276,7 @@ class Session:
         if ref.name != settings.model:
             raise SettingsMismatch(
                 f"collection {self.collection!r} was embedded with {settings.model!r}, "
-                f"not {ref.name!r}: search it without --model or with that model"
+                f"not {ref.name!r}: search it without {setting('model')} or with that model"
             )
         if ref.name not in self._query_embedders:
             embedder = query_embedder(ref, notice=self._notice)
@@ -349,7 +349,8 @@ class Session:
         if options.where or unsupported or not (query and query.strip()):
             raise UsageError(
                 f"collection {self.collection!r} was built the seed's way (no stitcher metadata): "
-                "it can be searched with a query, without filters, --latest or --doc; "
+                f"it can be searched with a query, without filters, {setting('latest')} or "
+                f"{setting('doc')}; "
                 f"`stitcher adopt --collection {self.collection}` converts it"
             )
         ref = resolve_model(model)

@@ -28,6 +28,7 @@ from stitcher.errors import (
     StitcherError,
     UsageError,
     WriteFailed,
+    setting,
 )
 from stitcher.faults import classify, is_transient, past_a_dead_replica, server_fault
 from stitcher.filters import Where
@@ -132,7 +133,9 @@ class WeaviateStore:
                 f"unknown consistency {consistency!r}; use {', '.join(CONSISTENCY_LEVELS)}"
             )
         if replication_factor is not None and replication_factor < 1:
-            raise UsageError(f"--replication-factor must be at least 1, not {replication_factor}")
+            raise UsageError(
+                f"{setting('replication_factor')} must be at least 1, not {replication_factor}"
+            )
         self._client = client
         self._replication_factor = replication_factor
         self._consistency = consistency.lower()
@@ -282,7 +285,7 @@ class WeaviateStore:
             return min(DEFAULT_CLUSTER_REPLICATION, nodes)
         if self._replication_factor > nodes:
             raise UsageError(
-                f"--replication-factor {self._replication_factor} is more than the "
+                f"{setting('replication_factor', self._replication_factor)} is more than the "
                 f"{nodes} node{'s' if nodes != 1 else ''} of the Weaviate at {self.url}: each "
                 "replica needs a node of its own; use at most "
                 f"{nodes} (or start more nodes, e.g. `stitcher server start --nodes 3`)"
@@ -310,8 +313,8 @@ class WeaviateStore:
             raise SettingsMismatch(
                 f"collection {self._name!r} was built with other settings: replication_factor: "
                 f"{actual} (collection) != {self._replication_factor} (requested). Weaviate "
-                "cannot change it on an existing collection: drop --replication-factor, or "
-                "ingest into another --collection"
+                "cannot change it on an existing collection: drop "
+                f"{setting('replication_factor')}, or ingest into another {setting('collection')}"
             )
 
     def replication(self) -> dict[str, Any]:
@@ -707,7 +710,7 @@ class WeaviateStore:
         if not self.exists():
             raise CollectionMissing(
                 f"collection {self._name!r} does not exist on the server; "
-                "run `stitcher ingest` to create it or check --collection"
+                f"run `stitcher ingest` to create it or check {setting('collection')}"
             )
         self._known_to_exist = True
 
@@ -1144,7 +1147,7 @@ def detect_layout(client: Any, name: str) -> Layout:
     """
     if not client.collections.exists(name):
         raise CollectionMissing(
-            f"collection {name!r} does not exist on the server; check --collection"
+            f"collection {name!r} does not exist on the server; check {setting('collection')}"
         )
     config = client.collections.use(name).config.get()
     if settings_from_description(config.description) is not None:
