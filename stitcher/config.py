@@ -18,6 +18,11 @@ from typing import Any
 
 from stitcher.errors import ConfigInvalid, setting
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the backport, a dependency on 3.10 only
+    import tomli as tomllib
+
 #: The one pinned Weaviate version: the local server is built at this tag, and
 #: docker-compose.yml must use the same image tag (a test checks).
 WEAVIATE_VERSION = "1.38.11"
@@ -285,10 +290,6 @@ def load_settings(
 
 
 def _read_file(path: Path) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # the backport, a dependency on 3.10 only
-        import tomli as tomllib
 
     try:
         with path.open("rb") as handle:

@@ -110,7 +110,7 @@ def import_weaviate() -> ModuleType:
     except (ImportError, AttributeError):  # another pydantic: just slower
         config_defaults = None
     if not isinstance(config_defaults, dict) or "defer_build" not in config_defaults:
-        import weaviate
+        import weaviate  # the client: about a second, so only once a connection is wanted
 
         return weaviate
     previous = config_defaults["defer_build"]

@@ -23,6 +23,9 @@ from stitcher.errors import ExitStatus, StitcherError, setting, worded
 
 Status = Literal["ok", "warn", "fail"]
 
+# Each check imports the parts it checks (server, connect, embed, the store) when it runs:
+# render imports this module for Check on every command's output path, which needs none of them.
+
 #: Below this much free space under the data path a check warns, below the second it fails.
 LOW_DISK_BYTES = 1 << 30
 FULL_DISK_BYTES = 100 << 20

@@ -30,11 +30,11 @@ import time
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING, Any, Protocol, overload
 
 from stitcher import rules
-from stitcher.chunking import split_spans
+from stitcher.chunking import split_spans, validate_chunk_settings
 from stitcher.errors import (
     ExitStatus,
     PruneRefused,
@@ -45,7 +45,11 @@ from stitcher.errors import (
     worded,
 )
 from stitcher.faults import ServerFault, fault_point, first_line
+from stitcher.graph.model import mentions_for
 from stitcher.ids import build_records
+from stitcher.loaders import EmptyDocument, discover, load
+from stitcher.loaders.metadata import SIDECAR_SUFFIX
+from stitcher.memo import Remembered, file_fingerprint, load_options_key
 from stitcher.models import (
     Chunk,
     ChunkRecord,
@@ -364,9 +368,6 @@ def ingest(
     source name taken by another folder) before anything is written; per-file problems, and a
     refused prune, are reported in the summary.
     """
-    from stitcher.chunking import validate_chunk_settings
-    from stitcher.loaders import EmptyDocument, discover, load
-
     validate_chunk_settings(options.chunk_size, options.chunk_overlap)
     if not paths:
         raise UsageError(
@@ -595,10 +596,6 @@ def _prune_plan(
 
 def _with_mentions(doc: Document, mapping: Mapping[str, Sequence[str]]) -> Document:
     """The document with the names `mapping` gives it added to its `mentions`."""
-    from dataclasses import replace
-
-    from stitcher.graph.model import mentions_for
-
     extra = mentions_for(doc.doc_id, doc.source, mapping)
     if not extra:
         return doc
@@ -695,8 +692,6 @@ class _MemoUse:
         before = self._before.pop(src.doc_id, None)
         after = self._fingerprint(src)
         if before is not None and before == after:
-            from stitcher.memo import Remembered
-
             self._loaded[src.doc_id] = Remembered(after, doc_hash, chunks)
 
     def confirm(self, doc_id: str) -> None:
@@ -716,13 +711,8 @@ class _MemoUse:
     def _fingerprint(self, src: SourceFile) -> str | None:
         """The file's fingerprint (stitcher.memo); None for a file that cannot be read (loading
         then says what is wrong with it)."""
-        from stitcher.loaders.metadata import SIDECAR_SUFFIX
-        from stitcher.memo import file_fingerprint, load_options_key
-
         mentions: Sequence[str] = ()
         if self._options.mentions:
-            from stitcher.graph.model import mentions_for
-
             mentions = mentions_for(src.doc_id, src.source, self._options.mentions)
         key = load_options_key(
             self._options.tags,
@@ -943,7 +933,7 @@ def _check_dimension(
 
 def _reuse_vectors(store: ChunkStore, item: _Pending, summary: IngestSummary) -> None:
     """Chunks whose text did not change keep their stored vector: no embedding for them."""
-    import numpy as np
+    import numpy as np  # native code; `import stitcher` and --help do without it
 
     hashes = {r.chunk_hash for r in item.records}
     known = store.vectors_by_chunk_hash(item.doc.doc_id, hashes)

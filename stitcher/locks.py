@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from stitcher.bookkeeping import LEASE_COLLECTION
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
+from stitcher.store.weaviate import bookkeeping_uuid, ensure_bookkeeping_collection
 
 #: How long a lease lasts without renewal; the holder renews it every third of that.
 LEASE_SECONDS = 120.0
@@ -84,6 +85,7 @@ def local_lock(
     connection: ConnectionSettings, collection: str, *, wait: bool, command: str
 ) -> Iterator[None]:
     """The machine-wide file lock of one collection on one server; LockHeld when taken."""
+    # filelock pulls in asyncio (~60 ms)
     from filelock import FileLock, Timeout
 
     path = stitcher_home() / "locks" / f"writer-{lock_key(connection, collection)}.lock"
@@ -151,8 +153,6 @@ class Lease:
         seconds: float = LEASE_SECONDS,
         notice: Notice | None = None,
     ) -> None:
-        from stitcher.store.weaviate import bookkeeping_uuid
-
         self._client = client
         self._collection = collection
         self._command = command
@@ -262,6 +262,7 @@ class Lease:
 
     def _create(self) -> bool:
         """Create the lease object; False when one exists already (another writer was first)."""
+        # the client: ~1 s to import
         from weaviate.exceptions import UnexpectedStatusCodeError
 
         now = _now()
@@ -302,8 +303,6 @@ class Lease:
         return self._client.collections.use(LEASE_COLLECTION)
 
     def _ensure_collection(self) -> None:
-        from stitcher.store.weaviate import ensure_bookkeeping_collection
-
         ensure_bookkeeping_collection(
             self._client,
             LEASE_COLLECTION,
