@@ -39,14 +39,14 @@ from stitcher.filters import Condition, Where
 from stitcher.graph import org_condition
 from stitcher.ids import canonical_collection_name
 from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary, ingest
-from stitcher.locks import LEASE_COLLECTION, Lease, local_lock, lock_key
+from stitcher.locks import Lease, local_lock, lock_key
 from stitcher.memo import LoadMemo
 from stitcher.models import CollectionSettings, Passage
 from stitcher.search import SearchOptions, SearchResult, search
 from stitcher.search import latest as latest_search
 from stitcher.seed_layout import adopt, seed_search
 from stitcher.sql import run_readonly
-from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
+from stitcher.store.weaviate import WeaviateStore
 from stitcher.transfer import export_collection, export_target, import_collection
 from stitcher.where import parse_where
 
@@ -222,7 +222,9 @@ class Session:
             return
 
         with self._ingest_lock(wait, command):
-            lease = Lease(self.client, self.collection, command=command, notice=self._notice)
+            lease = Lease(
+                self.store.leases(), self.collection, command=command, notice=self._notice
+            )
             with lease.held(wait=wait):
                 yield
 
@@ -264,8 +266,7 @@ class Session:
         )
 
     def _missing_message(self) -> str:
-        bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
-        names = sorted(set(self.client.collections.list_all(simple=True)) - bookkeeping)
+        names = self.store.collection_names()
         listing = ", ".join(names) if names else "none yet: run `stitcher ingest PATH` first"
         return f"collection {self.collection!r} does not exist; existing collections: {listing}"
 

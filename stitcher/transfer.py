@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from stitcher import rules
+from stitcher.bookkeeping import LEASE_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
     ServerError,
@@ -41,7 +42,6 @@ from stitcher.errors import (
 )
 from stitcher.faults import fault_point
 from stitcher.ids import canonical_collection_name
-from stitcher.locks import LEASE_COLLECTION
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 from stitcher.store.base import ChunkStore
 from stitcher.store.schema import parse_date

@@ -302,6 +302,25 @@ def test_two_folders_of_one_name_are_unreadable_and_the_fix_names_the_flag(
     assert str(second) in error and error.endswith("each with its own --source")
 
 
+def test_a_missing_collection_names_the_others_but_no_bookkeeping(
+    weaviate_server: Any, weaviate_client: Any
+) -> None:
+    from stitcher.store.weaviate import WeaviateStore
+    from stitcher.testing import SETTINGS
+
+    other = WeaviateStore(weaviate_client, _collection())
+    other.create(SETTINGS)
+    other.register_source("docs", "/somewhere/docs")  # the sources bookkeeping collection
+    try:
+        result = run_stitcher("search", "x", "-c", _collection())
+        assert result.returncode == ExitStatus.FAILED, result.stderr
+        error = assert_one_error_line(result.stderr)
+        assert "does not exist; existing collections: " in error and other.name in error
+        assert "StitcherSources" not in error and "StitcherLease" not in error
+    finally:
+        other.drop()
+
+
 def test_ingest_ok_is_0_and_unreadable_inputs_are_3(weaviate_server: Any, tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "docs")
     (corpus / MARKUP_NAME).symlink_to(corpus / "gone.txt")  # broken: unreadable

@@ -15,7 +15,7 @@ import pytest
 from stitcher.graph.model import KINDS, entity_collection
 from stitcher.models import ChunkRecord
 from stitcher.store.base import ChunkStore
-from stitcher.store.memory import MemoryStore
+from stitcher.store.memory import MemoryServer, MemoryStore
 from stitcher.store.weaviate import WeaviateStore, parse_explain
 from stitcher.testing import (
     SETTINGS,
@@ -149,3 +149,17 @@ def test_documents_falls_back_to_walking_when_the_aggregate_is_incomplete(
         assert docs["e"].doc_hashes == {"v1"}
     finally:
         weaviate_client.collections.delete(name)
+
+
+def test_memory_stores_of_one_server_see_each_others_collections() -> None:
+    server = MemoryServer()
+    first, second = MemoryStore("first", server), MemoryStore("second", server)
+    alone = MemoryStore("alone")
+    first.create(SETTINGS)
+    alone.create(SETTINGS)
+    assert second.collection_names() == ["First"]
+    second.create(SETTINGS)
+    assert first.collection_names() == ["First", "Second"]
+    assert alone.collection_names() == ["Alone"]
+    first.drop()
+    assert second.collection_names() == ["Second"]
