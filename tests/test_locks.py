@@ -109,7 +109,7 @@ def plant_lease(
 ) -> None:
     """A lease as another machine's writer would have left it."""
     lease = Lease(WeaviateLeases(client), collection, command="ingest")
-    lease._ensure_collection()
+    WeaviateLeases(client).ensure()
     now = dt.datetime.now(dt.timezone.utc)
     client.collections.use(LEASE_COLLECTION).data.insert(
         uuid=lease.object_id,
@@ -225,7 +225,7 @@ def test_two_ingest_processes_never_interleave(
         watcher = Lease(WeaviateLeases(weaviate_client), collection, command="x")
         holder = None
         while holder is None and first.poll() is None:
-            watcher._ensure_collection()
+            WeaviateLeases(weaviate_client).ensure()
             holder = watcher.read()
         assert holder is not None and holder.pid == first.pid
 
@@ -253,7 +253,7 @@ def test_of_two_writers_creating_a_free_lease_only_one_succeeds(
     """The lease is created with a create-only insert: the slower of two racers sees it exists."""
     first = Lease(WeaviateLeases(weaviate_client), collection, command="ingest")
     second = Lease(WeaviateLeases(weaviate_client), collection, command="ingest")
-    first._ensure_collection()
+    WeaviateLeases(weaviate_client).ensure()
     assert first._create() is True
     assert second._create() is False
     stored = first.read()
