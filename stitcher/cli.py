@@ -21,7 +21,6 @@ import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -169,6 +168,9 @@ def _version_callback(value: bool) -> None:
 
 def versions() -> dict[str, str]:
     """stitcher's, the Weaviate client's and the local server's versions (no heavy imports)."""
+    # importlib.metadata brings email and zipfile along (~20 ms) that `stitcher --help` needs not
+    from importlib.metadata import PackageNotFoundError, version
+
     from stitcher import server
 
     found: dict[str, str] = {}

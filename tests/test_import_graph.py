@@ -244,8 +244,8 @@ HEAVY = frozenset(
         # loads its dictionary, ~0.3 s; yaml and charset_normalizer 15-40 ms)
         *("pypdf", "pypdfium2", "bs4", "docx", "rjieba", "yaml", "charset_normalizer"),
         # the terminal and lock libraries `stitcher --help` does without (rich ~40 ms, filelock
-        # ~60 ms with asyncio)
-        *("rich", "filelock"),
+        # ~60 ms with asyncio), and importlib.metadata (email and zipfile with it, ~20 ms)
+        *("rich", "filelock", "importlib.metadata"),
     }
 )
 
@@ -318,7 +318,8 @@ def _targets(
     node: ast.Import | ast.ImportFrom, module: str, is_package: bool, modules: Mapping[str, Path]
 ) -> set[str]:
     """The package modules a statement loads (with their parent packages) and, outside the
-    package, the top-level names (`weaviate.classes.query` -> `weaviate`)."""
+    package, the HEAVY entry or else the top-level name (`weaviate.classes.query` -> `weaviate`,
+    `importlib.metadata` -> itself, `importlib.util` -> `importlib`)."""
     found: set[str] = set()
     names = _imported(node, module, is_package)
     if isinstance(node, ast.ImportFrom):
@@ -327,7 +328,8 @@ def _targets(
         names = submodules + ([origin] if len(submodules) < len(members) else [])
     for target in names:
         if target.split(".")[0] not in {m.split(".")[0] for m in modules}:
-            found.add(target.split(".")[0])
+            heavy = (h for h in HEAVY if target == h or target.startswith(h + "."))
+            found.add(next(heavy, target.split(".")[0]))
             continue
         while target and target not in modules:
             target = target.rpartition(".")[0]
