@@ -124,7 +124,7 @@ class WeaviateStore:
             (searches, neighbour fetches, the unchanged-document check included).
         listing_patience: Seconds a whole-collection listing (documents, records_with_vectors)
             retries while it disagrees with the replicas' count before it raises
-            ListingIncomplete (see `_listed_whole`).
+            ListingIncomplete (see `listed_whole`).
     """
 
     def __init__(
@@ -365,7 +365,7 @@ class WeaviateStore:
         answer is checked for completeness (chunk counts add up per document and overall); if it
         does not, e.g. a document with more stored versions than the aggregate lists, the
         collection is walked with the cursor API instead. Either listing comes from one replica
-        per shard, so it is taken only when it agrees with the replicas' count (`_listed_whole`):
+        per shard, so it is taken only when it agrees with the replicas' count (`listed_whole`):
         ingest's unchanged/changed/vanished decisions and --prune never act on a replica that
         is behind.
 
@@ -385,11 +385,12 @@ class WeaviateStore:
                 grouped = self._call("listing documents", self._documents_by_walk)
             return grouped, sum(doc.chunk_count for doc in grouped.values())
 
-        return self._listed_whole("listing documents", listing)
+        return self.listed_whole("listing documents", listing)
 
-    def _listed_whole(self, doing: str, listing: Callable[[int], tuple[T, int]]) -> T:
+    def listed_whole(self, doing: str, listing: Callable[[int], tuple[T, int]]) -> T:
         """Run `listing(count)` until the number of objects it saw lies between the replicas'
         count before and after it; retried with back-off for `listing_patience` seconds.
+        `listing` gets the count before and returns (its result, objects it saw).
 
         Why: a listing is served by one replica per shard (the coordinator's own first) and the
         consistency level only re-checks the objects it returned, so a replica that missed
@@ -746,7 +747,7 @@ class WeaviateStore:
         id, `page_size` objects per request): memory stays constant however big the collection.
 
         The pages come from one replica per shard; once the last is read, the number of objects
-        is checked against the replicas' count before and after (see `_listed_whole`). Already
+        is checked against the replicas' count before and after (see `listed_whole`). Already
         streamed, so not retried: the caller (export) must not call its output complete.
 
         Raises:
