@@ -549,6 +549,7 @@ def test_a_listing_through_a_node_that_missed_writes_is_refused_not_short(
         assert through_victim.count() == total
         listed = _raw_listing(through_victim)
         assert len(listed) < total, "the restarted node caught up already: nothing to refuse"
+        print(f"\nthe restarted node's cursor listed {len(listed)} of {total} chunks")
 
         with pytest.raises(ListingIncomplete, match=f"saw {len(listed)} chunks.*count {total}"):
             through_victim.documents()

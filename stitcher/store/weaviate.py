@@ -504,7 +504,12 @@ class WeaviateStore:
     def vectors_by_chunk_hash(
         self, doc_id: str, chunk_hashes: Iterable[str]
     ) -> dict[str, list[float]]:
-        """Stored vectors of this document's chunks (any version) whose hash is in the set."""
+        """Stored vectors of this document's chunks (any version) whose hash is in the set.
+
+        Not checked like a whole listing: the filtered fetch is served by one replica, and one
+        that is behind returns fewer, whose chunks are then embedded again. A vector found is
+        never wrong: same chunk text, same model (the collection's settings are checked).
+        """
         from weaviate.classes.query import Filter
 
         self._require()
