@@ -560,6 +560,22 @@ def test_a_listing_through_a_node_that_missed_writes_is_refused_not_short(
         with pytest.raises(ListingIncomplete), export_target(str(backup), sys.stdout) as out:
             export_collection(through_victim, settings, out, path=str(backup))
         assert not backup.exists() and not backup.with_name(backup.name + ".partial").exists()
+        node = node_statuses(cluster_home)[victim]
+        exported = run_cli(
+            cluster_home,
+            "export",
+            str(backup),
+            "-c",
+            name,
+            "--url",
+            f"http://127.0.0.1:{node.ports.http}",
+            "--grpc-port",
+            str(node.ports.grpc),
+            env={"WEAVIATE_API_KEY": (cluster_home / server.API_KEY_FILE).read_text().strip()},
+        )
+        assert exported.returncode == 1, exported.stderr
+        assert f"saw {len(listed)} chunks, but its replicas count {total}" in exported.stderr
+        assert not backup.exists() and not backup.with_name(backup.name + ".partial").exists()
 
         # --prune through the victim: the cities are on disk, the rest has vanished; deciding
         # on the short listing would miss what the victim lacks. Nothing may be deleted.
