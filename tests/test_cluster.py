@@ -593,6 +593,48 @@ def test_a_listing_through_a_node_that_missed_writes_is_refused_not_short(
         victim_client.close()
 
 
+def test_a_listing_through_a_node_that_missed_writes_waits_for_it_to_catch_up(
+    cluster_home: Path, client: Any, corpus: Path, tmp_path: Path
+) -> None:
+    """The same with Weaviate's own async replication settings: documents() through the
+    restarted node retries until the other nodes have pushed what it missed, then answers
+    with the complete listing (the patience is a guard against a node that never catches up)."""
+    first = tmp_path / "first" / "docs"
+    shutil.copytree(corpus / "cities", first / "cities")
+    name = "ClusterCatchUp"
+    store = WeaviateStore(client, name)
+    options = IngestOptions(source="docs")
+    ingest(
+        store, [str(first)], model_name=FakeEmbedder.name, embedder=FakeEmbedder, options=options
+    )
+    victim = choose_victim(cluster_home)
+    kill_node(cluster_home, victim)
+    try:
+        during = ingest(
+            store,
+            [str(corpus)],
+            model_name=FakeEmbedder.name,
+            embedder=FakeEmbedder,
+            options=options,
+        )
+        assert not during.failed and during.added
+    finally:
+        restart_killed(cluster_home)
+    complete = store.documents()
+    victim_client = connect_node(cluster_home, victim)
+    try:
+        through_victim = WeaviateStore(victim_client, name, listing_patience=COMMAND_TIMEOUT)
+        short = len(_raw_listing(through_victim))
+        started = time.monotonic()
+        assert through_victim.documents() == complete
+        print(
+            f"\nthe restarted node listed {short} of {store.count()} chunks at first; "
+            f"documents() through it answered complete after {time.monotonic() - started:.0f} s"
+        )
+    finally:
+        victim_client.close()
+
+
 # --- pure logic: the nodes' settings and the layouts of a home (no server) ---------------------
 
 
