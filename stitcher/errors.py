@@ -142,6 +142,11 @@ class WriteFailed(StitcherError):
     """Some chunks could not be written even after retries."""
 
 
+class ListingIncomplete(StitcherError):
+    """A whole-collection listing disagreed with the replicas' count (a replica is behind, or
+    the collection was written to meanwhile); nothing was decided on it."""
+
+
 class LockHeld(StitcherError):
     """Another ingest holds the lock on this collection."""
 

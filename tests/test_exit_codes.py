@@ -111,6 +111,7 @@ def test_usage_errors_are_2(args: list[str], mentioned: str) -> None:
         (errors.PruneRefused, ExitStatus.PRUNE_REFUSED),
         (errors.ServerError, ExitStatus.FAILED),
         (errors.WriteFailed, ExitStatus.FAILED),
+        (errors.ListingIncomplete, ExitStatus.FAILED),
         (errors.StitcherError, ExitStatus.FAILED),
     ],
 )

@@ -151,6 +151,67 @@ def test_documents_falls_back_to_walking_when_the_aggregate_is_incomplete(
         weaviate_client.collections.delete(name)
 
 
+# --- whole listings checked against the count (issue 13; the cluster case is in test_cluster) --
+
+
+def test_a_listing_short_of_the_count_is_retried_then_refused(weaviate_client: Any) -> None:
+    from stitcher.errors import ListingIncomplete
+
+    name = f"ContractTest_{uuid.uuid4().hex[:12]}"
+    store = WeaviateStore(weaviate_client, name, listing_patience=1.5)
+    store.create(SETTINGS)
+    try:
+        write_ok(store, make_records("d", "x" * 20))  # 3 chunks
+        seen: list[int] = []
+
+        def short_once(count: int) -> tuple[str, int]:
+            seen.append(count)
+            return "listed", count - 1 if len(seen) == 1 else count
+
+        assert store.listed_whole("listing", short_once) == "listed"
+        assert seen == [3, 3]  # retried after the short one, with a fresh count
+
+        def always_short(count: int) -> tuple[str, int]:
+            seen.append(count)
+            return "never", count - 1
+
+        seen.clear()
+        with pytest.raises(ListingIncomplete, match=r"saw 2 chunks, but its replicas count 3 \("):
+            store.listed_whole("listing documents", always_short)
+        assert len(seen) == 2  # one retry fits in 1.5 s (after 1 s), the next wait (2 s) not
+    finally:
+        weaviate_client.collections.delete(name)
+
+
+def test_a_walk_that_missed_an_object_raises_after_its_last_page(weaviate_client: Any) -> None:
+    """What export relies on: the cursor walk counts what it streamed against the count before
+    and after. Here one object vanishes ahead of the cursor while another appears behind it:
+    the count stays 3, the walk sees 2 (as a replica missing an object would)."""
+    import dataclasses
+
+    from stitcher.errors import ListingIncomplete
+
+    name = f"ContractTest_{uuid.uuid4().hex[:12]}"
+    store = WeaviateStore(weaviate_client, name)
+    store.create(SETTINGS)
+    try:
+        ids = [f"00000000-0000-4000-8000-00000000000{i}" for i in range(4)]
+        for i in (1, 2, 3):
+            (record,) = one_chunk(f"doc{i}", f"text {i}")
+            write_ok(store, [dataclasses.replace(record, id=ids[i])])
+        walk = store.records_with_vectors(page_size=1)
+        first, _vector = next(walk)
+        assert first.id == ids[1]
+        assert store.delete_document("doc3") == 1  # ahead of the cursor
+        (behind,) = one_chunk("doc0", "text 0")
+        write_ok(store, [dataclasses.replace(behind, id=ids[0])])  # behind it
+        with pytest.raises(ListingIncomplete, match="saw 2 chunks, but its replicas count 3"):
+            list(walk)
+        assert {r.doc_id for r, _ in store.records_with_vectors()} == {"doc0", "doc1", "doc2"}
+    finally:
+        weaviate_client.collections.delete(name)
+
+
 def test_memory_stores_of_one_server_see_each_others_collections() -> None:
     server = MemoryServer()
     first, second = MemoryStore("first", server), MemoryStore("second", server)

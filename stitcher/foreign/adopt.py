@@ -284,16 +284,16 @@ def adopt(
 
 def _read_all(client: Any, name: str) -> list[SeedObject]:
     handle = client.collections.use(name)
-    expected = int(handle.aggregate.over_all(total_count=True).total_count or 0)
-    objects = [
-        to_seed_object(obj, with_vector=True)
-        for obj in handle.iterator(include_vector=True, cache_size=1000)
-    ]
-    if len(objects) != expected:
-        raise StitcherError(
-            f"read {len(objects)} objects of collection {name!r} but it holds {expected}; "
-            "is something writing to it? Run `stitcher adopt` again when it is idle"
-        )
+
+    def listing(_count: int) -> tuple[list[SeedObject], int]:
+        found = [
+            to_seed_object(obj, with_vector=True)
+            for obj in handle.iterator(include_vector=True, cache_size=1000)
+        ]
+        return found, len(found)
+
+    # A cursor lists one replica's copy; the store checks it against every replica's count.
+    objects = WeaviateStore(client, name).listed_whole(f"reading {name}", listing)
     missing = [obj.id for obj in objects if not obj.vector]
     if missing:
         raise UsageError(
@@ -384,15 +384,22 @@ def _write_copy(client: Any, name: str, settings: CollectionSettings, plan: _Pla
 def _verify(client: Any, name: str, plan: _Plan) -> None:
     """Every planned object is stored with its text and vector, and nothing else is."""
     handle = client.collections.use(name)
-    stored = {
-        obj.id: obj
-        for obj in (
-            to_seed_object(o, with_vector=True)
-            for o in handle.iterator(
-                include_vector=True, return_properties=["text"], cache_size=1000
+
+    def listing(_count: int) -> tuple[dict[str, SeedObject], int]:
+        found = {
+            obj.id: obj
+            for obj in (
+                to_seed_object(o, with_vector=True)
+                for o in handle.iterator(
+                    include_vector=True, return_properties=["text"], cache_size=1000
+                )
             )
-        )
-    }
+        }
+        return found, len(found)
+
+    # Read back through the node that wrote: on a cluster its own commit may still be in flight
+    # when QUORUM was reached, so the listing is retried until it agrees with the replicas.
+    stored = WeaviateStore(client, name).listed_whole(f"verifying {name}", listing)
     problems: list[str] = []
     if len(stored) != len(plan.records):
         problems.append(f"{len(stored)} objects instead of {len(plan.records)}")

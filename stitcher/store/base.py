@@ -114,7 +114,11 @@ class ChunkStore(Protocol):
         ...
 
     def documents(self) -> dict[str, StoredDocument]:
-        """Every document in the collection, keyed by doc_id (walks the whole collection)."""
+        """Every document in the collection, keyed by doc_id (walks the whole collection).
+
+        Complete or not at all: ingest's skip/replace/prune decisions rest on it. A store whose
+        listing can come up short (a replica behind) raises ListingIncomplete instead.
+        """
         ...
 
     def source_roots(self) -> dict[str, str]:
@@ -168,7 +172,11 @@ class ChunkStore(Protocol):
     def records_with_vectors(
         self, page_size: int = 500
     ) -> Iterator[tuple[ChunkRecord, list[float]]]:
-        """Every chunk with its vector, in id order, `page_size` at a time (constant memory)."""
+        """Every chunk with its vector, in id order, `page_size` at a time (constant memory).
+
+        A store that finds the walk short only after streaming raises ListingIncomplete at the
+        end, so a caller must not take what it wrote as complete before the iterator is done.
+        """
         ...
 
     def hybrid(

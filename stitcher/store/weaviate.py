@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS, LEASE_COLLECTION, SOURCES_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
+    ListingIncomplete,
     SettingsMismatch,
     StitcherError,
     UsageError,
@@ -80,6 +81,13 @@ CONSISTENCY_LEVELS = ("one", "quorum", "all")
 DEFAULT_CONSISTENCY = "quorum"
 #: Replicas a new collection gets on a cluster unless --replication-factor says otherwise.
 DEFAULT_CLUSTER_REPLICATION = 3
+#: Seconds a whole-collection listing waits for the replica answering it to catch up. Weaviate
+#: 1.38 serves a listing (cursor, filtered fetch, group-by aggregate) from ONE replica per shard,
+#: the coordinator's own if it has one, whatever the consistency level; async replication
+#: repairs a replica that is behind with a hashbeat every 30 s, propagating objects once they
+#: are 30 s old, so about a minute, two on a loaded machine.
+DEFAULT_LISTING_PATIENCE = 120.0
+_LISTING_DELAYS = (1.0, 2.0, 4.0, 8.0, 15.0)
 
 T = TypeVar("T")
 
@@ -115,6 +123,9 @@ class WeaviateStore:
             existing collection has another factor.
         consistency: "one", "quorum" or "all" replicas for every read, write and delete
             (searches, neighbour fetches, the unchanged-document check included).
+        listing_patience: Seconds a whole-collection listing (documents, records_with_vectors)
+            retries while it disagrees with the replicas' count before it raises
+            ListingIncomplete (see `listed_whole`).
     """
 
     def __init__(
@@ -127,6 +138,7 @@ class WeaviateStore:
         retry_delays: Sequence[float] | None = None,
         replication_factor: int | None = None,
         consistency: str = DEFAULT_CONSISTENCY,
+        listing_patience: float = DEFAULT_LISTING_PATIENCE,
     ) -> None:
         if consistency.lower() not in CONSISTENCY_LEVELS:
             raise UsageError(
@@ -139,6 +151,7 @@ class WeaviateStore:
         self._client = client
         self._replication_factor = replication_factor
         self._consistency = consistency.lower()
+        self._listing_patience = listing_patience
         self._name = collection_name[:1].upper() + collection_name[1:]
         self._batch_size = batch_size
         if retry_policy is None and retry_delays is not None:
@@ -347,7 +360,12 @@ class WeaviateStore:
         }
 
     def count(self) -> int:
-        """Number of chunk objects."""
+        """Number of chunk objects.
+
+        On a replicated collection Weaviate asks every replica of each shard for its count and
+        takes the most common answer (the median if all differ), so one replica that is behind
+        does not change it: this is the number a whole listing is checked against.
+        """
         self._require()
         result = self._call_aggregate(
             "counting", lambda: self._collection.aggregate.over_all(total_count=True)
@@ -360,19 +378,69 @@ class WeaviateStore:
         One aggregate query grouped by doc_id (about 5x faster than walking 10k chunks). Its
         answer is checked for completeness (chunk counts add up per document and overall); if it
         does not, e.g. a document with more stored versions than the aggregate lists, the
-        collection is walked with the cursor API instead.
+        collection is walked with the cursor API instead. Either listing comes from one replica
+        per shard, so it is taken only when it agrees with the replicas' count (`listed_whole`):
+        ingest's unchanged/changed/vanished decisions and --prune never act on a replica that
+        is behind.
+
+        Raises:
+            ListingIncomplete: The listing stayed short of the count for `listing_patience`.
         """
         self._require()
-        total = self.count()
-        if total == 0:
-            return {}
         self._load_extras()
-        grouped = self._call_aggregate(
-            "listing documents", lambda: self._documents_by_aggregate(total)
+
+        def listing(total: int) -> tuple[dict[str, StoredDocument], int]:
+            if total == 0:
+                return {}, 0
+            grouped = self._call_aggregate(
+                "listing documents", lambda: self._documents_by_aggregate(total)
+            )
+            if grouped is None:
+                grouped = self._call("listing documents", self._documents_by_walk)
+            return grouped, sum(doc.chunk_count for doc in grouped.values())
+
+        return self.listed_whole("listing documents", listing)
+
+    def listed_whole(self, doing: str, listing: Callable[[int], tuple[T, int]]) -> T:
+        """Run `listing(count)` until the number of objects it saw lies between the replicas'
+        count before and after it; retried with back-off for `listing_patience` seconds.
+        `listing` gets the count before and returns (its result, objects it saw).
+
+        Why: a listing is served by one replica per shard (the coordinator's own first) and the
+        consistency level only re-checks the objects it returned, so a replica that missed
+        writes (down at the time, or its commit still in flight when QUORUM was reached) lists
+        too few, silently. `count()` polls every replica. Between the two counts, not equal to
+        both: another writer (a different source, another host) may be busy meanwhile.
+
+        Raises:
+            ListingIncomplete: Still outside after `listing_patience` seconds.
+        """
+        deadline = time.monotonic() + self._listing_patience
+        attempt = 0
+        while True:
+            before = self.count()
+            found, listed = listing(before)
+            after = self.count()
+            if min(before, after) <= listed <= max(before, after):
+                return found
+            delay = _LISTING_DELAYS[min(attempt, len(_LISTING_DELAYS) - 1)]
+            attempt += 1
+            if time.monotonic() + delay > deadline:
+                raise self._incomplete(doing, listed, before, after, attempt)
+            time.sleep(delay)
+
+    def _incomplete(
+        self, doing: str, listed: int, before: int, after: int, attempts: int
+    ) -> ListingIncomplete:
+        counted = str(before) if before == after else f"{before}, then {after}"
+        waited = f" ({attempts} attempts in {self._listing_patience:.0f} s)" if attempts > 1 else ""
+        return ListingIncomplete(
+            f"{doing} of collection {self._name!r} through {self.url} saw {listed} chunks, but "
+            f"its replicas count {counted}{waited}: the node answering lists only its own copy, "
+            "which is behind (a node restarted or lost writes; async replication catches up "
+            "within minutes), or the collection is being written to. Nothing was decided on "
+            "the listing; run the command again later, or through another node"
         )
-        if grouped is not None:
-            return grouped
-        return self._call("listing documents", self._documents_by_walk)
 
     def _documents_by_aggregate(self, total: int) -> dict[str, StoredDocument] | None:
         from weaviate.classes.aggregate import GroupByAggregate
@@ -450,7 +518,12 @@ class WeaviateStore:
     def vectors_by_chunk_hash(
         self, doc_id: str, chunk_hashes: Iterable[str]
     ) -> dict[str, list[float]]:
-        """Stored vectors of this document's chunks (any version) whose hash is in the set."""
+        """Stored vectors of this document's chunks (any version) whose hash is in the set.
+
+        Not checked like a whole listing: the filtered fetch is served by one replica, and one
+        that is behind returns fewer, whose chunks are then embedded again. A vector found is
+        never wrong: same chunk text, same model (the collection's settings are checked).
+        """
         from weaviate.classes.query import Filter
 
         self._require()
@@ -692,11 +765,18 @@ class WeaviateStore:
         """Every chunk with its vector, in id order, through the cursor API (`after` the last
         id, `page_size` objects per request): memory stays constant however big the collection.
 
+        The pages come from one replica per shard; once the last is read, the number of objects
+        is checked against the replicas' count before and after (see `listed_whole`). Already
+        streamed, so not retried: the caller (export) must not call its output complete.
+
         Raises:
             ServerFault: A page could not be read even after retries.
+            ListingIncomplete: After the last page: fewer (or more) objects than counted.
         """
         self._require()
         properties = self._return_properties()
+        before = self.count()
+        listed = 0
         after: str | None = None
         while True:
             page = self._call(
@@ -711,9 +791,13 @@ class WeaviateStore:
             )
             for obj in page.objects:
                 yield self._to_record(obj), _default_vector(obj.vector) or []
+            listed += len(page.objects)
             if len(page.objects) < page_size:
-                return
+                break
             after = str(page.objects[-1].uuid)
+        counted = self.count()
+        if not min(before, counted) <= listed <= max(before, counted):
+            raise self._incomplete("reading every object", listed, before, counted, 1)
 
     def _require(self) -> None:
         if self._known_to_exist:
