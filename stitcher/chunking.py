@@ -140,6 +140,7 @@ def split_spans(
 
 @functools.lru_cache(maxsize=8)
 def _splitter(chunk_size: int, chunk_overlap: int) -> RecursiveCharacterTextSplitter:
+    # LangChain: loaded only when ingest splits text
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     return RecursiveCharacterTextSplitter(

@@ -33,8 +33,16 @@ from stitcher.config import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_COLLECTION,
     DEFAULT_MAX_EXTEND,
+    ConnectionSettings,
+    connection_settings,
+    load_settings,
+    stitcher_home,
 )
-from stitcher.errors import ExitStatus, StitcherError, names_a_setting, worded
+from stitcher.errors import ExitStatus, StitcherError, UsageError, names_a_setting, worded
+
+# The library core (stitcher.api and what it stands on, render, doctor, server, transfer, ...)
+# and rich are imported inside the commands that use them: loading all of it takes about 0.3 s,
+# which `stitcher --help`, completion and a mistyped flag should not pay (tests/test_startup.py).
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -153,13 +161,14 @@ def quiet_third_parties(verbose: bool) -> None:
 def _version_callback(value: bool) -> None:
     if not value:
         return
-    for name, version in versions().items():
-        typer.echo(f"{name} {version}")
+    for name, number in versions().items():
+        typer.echo(f"{name} {number}")
     raise typer.Exit(ExitStatus.OK)
 
 
 def versions() -> dict[str, str]:
     """stitcher's, the Weaviate client's and the local server's versions (no heavy imports)."""
+    # importlib.metadata brings email and zipfile along (~20 ms) that `stitcher --help` needs not
     from importlib.metadata import PackageNotFoundError, version
 
     from stitcher import server
@@ -299,7 +308,6 @@ def _root(
     ] = False,
 ) -> None:
     """Load documents into Weaviate and search them so every hit comes back as whole sentences."""
-    from stitcher.config import load_settings
 
     _OUTPUT.quiet = quiet
     _OUTPUT.verbose = verbose
@@ -329,7 +337,6 @@ def _defaults_for(command: object, values: dict[str, object]) -> dict[str, objec
 @config_app.command("show")
 def config_show(as_json: JsonOpt = False) -> None:
     """The effective settings and where each comes from (flag, environment, file, default)."""
-    from stitcher.config import load_settings
 
     data = load_settings(_profile.name).to_json()
     if as_json:
@@ -433,7 +440,6 @@ BackupIdOpt = Annotated[
 def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
     """Back up collections of the local server to its backups folder (Weaviate's filesystem
     backup: fast, exact; for another server use `stitcher export`)."""
-    from stitcher.config import ConnectionSettings
     from stitcher.connect import connect
     from stitcher.server import BACKUPS_DIR
     from stitcher.transfer import backup_local
@@ -450,7 +456,6 @@ def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = No
 @server_app.command("restore")
 def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
     """Restore collections from a backup of the local server (never over an existing one)."""
-    from stitcher.config import ConnectionSettings
     from stitcher.connect import connect
     from stitcher.server import BACKUPS_DIR
     from stitcher.transfer import restore_local
@@ -465,7 +470,6 @@ def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = N
 
 
 def _local_home() -> Path:
-    from stitcher.config import stitcher_home
 
     return stitcher_home()
 
@@ -588,8 +592,7 @@ def ingest(
             wait=wait,
             reread=reread,
         )
-    for name, message in {**summary.unreadable, **summary.failed}.items():
-        message = _worded(message)
+    for name, message in summary.problems(_worded).items():
         _errors().print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
     if as_json:
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))
@@ -683,7 +686,6 @@ def search(
 ) -> None:
     """Hybrid (BM25 + vector) search; every hit is stitched into whole sentences."""
     from stitcher.api import SqlJoin
-    from stitcher.errors import UsageError
     from stitcher.search import SearchOptions
     from stitcher.where import parse_where
 
@@ -815,7 +817,6 @@ def drop(
     grpc_port: GrpcOpt = None,
 ) -> None:
     """Delete a whole collection (asks for --yes)."""
-    from stitcher.errors import UsageError
 
     if not yes:
         raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
@@ -899,7 +900,6 @@ def doctor(
     one line each with the fix. Exit 1 when a check fails. Changes nothing."""
     from stitcher import doctor as checks
     from stitcher import render
-    from stitcher.config import connection_settings
 
     options = checks.DoctorOptions(
         connection=connection_settings(url, api_key, grpc_port, profile=_profile.name),

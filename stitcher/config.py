@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stitcher.errors import ConfigInvalid
+from stitcher.errors import ConfigInvalid, setting
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the backport, a dependency on 3.10 only
+    import tomli as tomllib
 
 #: The one pinned Weaviate version: the local server is built at this tag, and
 #: docker-compose.yml must use the same image tag (a test checks).
@@ -226,7 +231,8 @@ def load_settings(
     defaults, key by key.
 
     Args:
-        profile: --profile; else $STITCHER_PROFILE; else the files' `default_profile`.
+        profile: The profile asked for (the CLI's --profile); else $STITCHER_PROFILE; else the
+            files' `default_profile`.
         flags: Values given on the command line (None: not given).
         cwd: Where the project's stitcher.toml is searched from (default: the working directory).
 
@@ -243,7 +249,7 @@ def load_settings(
         if "default_profile" in data:
             default_profile = (data["default_profile"], path)
     chosen = profile or _env("STITCHER_PROFILE")
-    chosen_from = "--profile" if profile else "STITCHER_PROFILE"
+    chosen_from = setting("profile") if profile else "STITCHER_PROFILE"
     if chosen is None and default_profile is not None:
         chosen, chosen_from = default_profile[0], f"default_profile in {default_profile[1]}"
     if chosen is not None and chosen not in profiles:
@@ -284,10 +290,6 @@ def load_settings(
 
 
 def _read_file(path: Path) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # the backport, a dependency on 3.10 only
-        import tomli as tomllib
 
     try:
         with path.open("rb") as handle:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from stitcher import server
 from stitcher.config import ConnectionSettings
-from stitcher.errors import AuthenticationFailed, ConfigError, ConnectionFailed
+from stitcher.errors import AuthenticationFailed, ConfigError, ConnectionFailed, setting
 
 if TYPE_CHECKING:
     import weaviate
@@ -68,14 +68,14 @@ def connect(
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
-            f"Weaviate URL {url!r} is not of the form http(s)://host[:port]: fix --url or "
-            "WEAVIATE_URL"
+            f"Weaviate URL {url!r} is not of the form http(s)://host[:port]: fix "
+            f"{setting('url')} or WEAVIATE_URL"
         )
     try:
         port = parts.port
     except ValueError:
         raise ConfigError(
-            f"Weaviate URL {url!r} has an invalid port: fix --url or WEAVIATE_URL"
+            f"Weaviate URL {url!r} has an invalid port: fix {setting('url')} or WEAVIATE_URL"
         ) from None
     host = parts.hostname
     secure = parts.scheme == "https"
@@ -110,7 +110,7 @@ def import_weaviate() -> ModuleType:
     except (ImportError, AttributeError):  # another pydantic: just slower
         config_defaults = None
     if not isinstance(config_defaults, dict) or "defer_build" not in config_defaults:
-        import weaviate
+        import weaviate  # the client: about a second, so only once a connection is wanted
 
         return weaviate
     previous = config_defaults["defer_build"]
@@ -164,7 +164,8 @@ def _connect_cloud(url: str, api_key: str | None) -> weaviate.WeaviateClient:
 
     if not api_key:
         raise AuthenticationFailed(
-            f"Weaviate Cloud at {url} needs an API key: pass --api-key or set WEAVIATE_API_KEY"
+            f"Weaviate Cloud at {url} needs an API key: pass {setting('api_key')} or set "
+            "WEAVIATE_API_KEY"
         )
     _preflight(url)
     try:
@@ -225,7 +226,7 @@ def _check_grpc(
         where = f"{host}:{grpc_port}" if host is not None else "the cluster's gRPC endpoint"
         raise ConnectionFailed(
             f"Weaviate at {url} answers REST but its gRPC API at {where} does not "
-            f"({type(error).__name__}): check --grpc-port / WEAVIATE_GRPC_PORT"
+            f"({type(error).__name__}): check {setting('grpc_port')} / WEAVIATE_GRPC_PORT"
         ) from None
 
 
@@ -239,10 +240,12 @@ def _translate(error: Exception, url: str, api_key: str | None) -> Exception:
     ):
         if not api_key:
             return AuthenticationFailed(
-                f"Weaviate at {url} requires an API key: pass --api-key or set WEAVIATE_API_KEY"
+                f"Weaviate at {url} requires an API key: pass {setting('api_key')} or set "
+                "WEAVIATE_API_KEY"
             )
         return AuthenticationFailed(
-            f"Weaviate at {url} refused the API key (HTTP {status or 401}): check --api-key or "
+            f"Weaviate at {url} refused the API key (HTTP {status or 401}): check "
+            f"{setting('api_key')} or "
             "WEAVIATE_API_KEY"
         )
     if isinstance(error, UnexpectedStatusCodeError):

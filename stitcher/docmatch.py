@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from stitcher.errors import AmbiguousError, UsageError
+from stitcher.errors import AmbiguousError, UsageError, setting
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def match_documents(name: str, documents: Sequence[DocumentName]) -> list[Docume
     """The documents `name` refers to: exact matches win, then substrings, then close spellings."""
     wanted = name.strip().casefold()
     if not wanted:
-        raise UsageError("--doc needs a name")
+        raise UsageError(f"{setting('doc')} needs a name")
     unique = {d.doc_id: d for d in documents}
     docs = list(unique.values())
     exact = [d for d in docs if wanted in _keys(d)]
@@ -63,5 +63,6 @@ def resolve_document(name: str, documents: Sequence[DocumentName]) -> DocumentNa
     listing = "\n".join(f"  {d.label()}" for d in found[:20])
     more = f"\n  … and {len(found) - 20} more" if len(found) > 20 else ""
     raise AmbiguousError(
-        f"{name!r} matches {len(found)} documents; say which with a longer --doc:\n{listing}{more}"
+        f"{name!r} matches {len(found)} documents; say which with a longer {setting('doc')}:\n"
+        f"{listing}{more}"
     )

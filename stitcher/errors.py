@@ -87,6 +87,12 @@ class StitcherError(Exception):
         return worded(super().__str__(), flags)
 
     @property
+    def unworded(self) -> str:
+        """The message with its settings still named, not yet spelled: for a message that carries
+        this one on, so that whoever shows it (the CLI) still spells them its own way."""
+        return super().__str__()
+
+    @property
     def exit_status(self) -> ExitStatus:
         """What this failure means for a script (the table `_EXIT_STATUS_OF_ERROR`)."""
         return exit_status_of(self)

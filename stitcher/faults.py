@@ -194,7 +194,7 @@ class ServerFault(StitcherError):
         counts = f"{stored} document(s) stored, {not_stored} not stored"
         if unchecked:
             counts += f", {unchecked} not yet checked"
-        return type(self)(f"{self}; {counts} — {advice}", url=self.url, kind=self.kind)
+        return type(self)(f"{self.unworded}; {counts} — {advice}", url=self.url, kind=self.kind)
 
 
 class ServerLost(ServerFault):

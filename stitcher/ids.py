@@ -18,8 +18,9 @@ from typing import Any
 
 from stitcher import rules
 from stitcher.config import DEFAULT_MAX_EXTEND
-from stitcher.errors import UsageError
+from stitcher.errors import UsageError, setting
 from stitcher.models import Chunk, ChunkContext, ChunkRecord, Document, sha256_hex
+from stitcher.sentences import is_sentence_end, is_sentence_start, next_non_space
 
 #: Namespace of every chunk id. Changing it (or the encoding in `chunk_uuid`) changes all ids and
 #: makes every stored document look new: never do it within a layout version.
@@ -48,7 +49,7 @@ def canonical_collection_name(name: str) -> str:
     if not _COLLECTION_NAME_RE.fullmatch(canonical):
         raise UsageError(
             f"invalid collection name {name!r}: use a letter followed by letters, digits or _ "
-            f"(e.g. --collection Docs)"
+            f"(e.g. {setting('collection', 'Docs')})"
         )
     return canonical
 
@@ -108,8 +109,6 @@ def _context(text: str, chunks: Sequence[Chunk], index: int) -> ChunkContext:
 
 def sentence_edges(text: str, start: int, end: int) -> tuple[bool, bool]:
     """Whether `text[start:end]`, whitespace aside, begins and ends on sentence boundaries."""
-    from stitcher.sentences import is_sentence_end, is_sentence_start, next_non_space
-
     first = next_non_space(text, start, end)
     last = end
     while last > first and text[last - 1].isspace():

@@ -30,11 +30,11 @@ import time
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING, Any, Protocol, overload
 
-from stitcher import rules
-from stitcher.chunking import split_spans
+from stitcher import loaders, rules
+from stitcher.chunking import split_spans, validate_chunk_settings
 from stitcher.errors import (
     ExitStatus,
     PruneRefused,
@@ -42,9 +42,14 @@ from stitcher.errors import (
     StitcherError,
     UsageError,
     setting,
+    worded,
 )
 from stitcher.faults import ServerFault, fault_point, first_line
+from stitcher.graph.model import mentions_for
 from stitcher.ids import build_records
+from stitcher.loaders import EmptyDocument, discover
+from stitcher.loaders.metadata import SIDECAR_SUFFIX
+from stitcher.memo import Remembered, file_fingerprint, load_options_key
 from stitcher.models import (
     Chunk,
     ChunkRecord,
@@ -201,6 +206,20 @@ class IngestSummary:
     dry_run: bool = False
     #: Names in a document's `mentions` that no loaded organization has (kept as text).
     unresolved_mentions: dict[str, list[str]] = field(default_factory=dict)
+    #: The messages of `unreadable` by the same keys, the settings they name not yet spelled
+    #: (stitcher.errors.setting): `problems` spells them as its caller wants.
+    _unworded: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def unreadable_because(self, name: str, error: StitcherError) -> None:
+        """Count input `name` as unreadable for the reason `error` gives."""
+        self.unreadable[name] = str(error)
+        self._unworded[name] = error.unworded
+
+    def problems(self, wording: Callable[[str], str] = worded) -> dict[str, str]:
+        """Every unreadable input's and failed document's message by name, the settings they
+        name spelled by `wording` (the CLI: as its flags; by default as the library's names)."""
+        spelled = {name: wording(text) for name, text in self._unworded.items()}
+        return {**self.unreadable, **spelled, **self.failed}
 
     @property
     def exit_status(self) -> ExitStatus:
@@ -349,9 +368,6 @@ def ingest(
     source name taken by another folder) before anything is written; per-file problems, and a
     refused prune, are reported in the summary.
     """
-    from stitcher.chunking import validate_chunk_settings
-    from stitcher.loaders import EmptyDocument, discover, load
-
     validate_chunk_settings(options.chunk_size, options.chunk_overlap)
     if not paths:
         raise UsageError(
@@ -373,7 +389,7 @@ def ingest(
 
     found = discover(paths, glob=options.glob, stdin=stdin, source=options.source)
     for error in found.errors:
-        summary.unreadable[_error_subject(error)] = str(error)
+        summary.unreadable_because(_error_subject(error), error)
     summary.skipped_unsupported = len(found.skipped)
     _claim_sources(store, found, existing_settings is not None, options, progress)
     stored = store.documents() if existing_settings is not None else {}
@@ -395,7 +411,10 @@ def ingest(
                 progress.file_done(src.source)
                 continue
             try:
-                doc = load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
+                # looked up at each call: tests count the loads by wrapping it (test_memo.py)
+                doc = loaders.load(
+                    src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs
+                )
             except EmptyDocument as notice:
                 # A placeholder is no error; under --prune its stored version counts as gone.
                 empty.add(src.doc_id)
@@ -404,7 +423,7 @@ def ingest(
                 progress.file_done(src.source)
                 continue
             except StitcherError as error:
-                summary.unreadable[src.source] = str(error)
+                summary.unreadable_because(src.source, error)
                 progress.file_done(src.source)
                 continue
             except Exception as error:  # a reader's bug or a malformed file: this one fails
@@ -547,7 +566,7 @@ def _prune_plan(
     vanished = sorted(d for ids in by_root.values() for d in ids if d not in seen)
     reasons: list[str] = []
     if found.errors:
-        reasons.append(f"the listing had errors ({found.errors[0]})")
+        reasons.append(f"the listing had errors ({found.errors[0].unworded})")
     for root, ids in sorted(by_root.items()):
         gone = [d for d in ids if d not in seen]
         if not gone or limit.allows(len(gone), len(ids)):
@@ -580,10 +599,6 @@ def _prune_plan(
 
 def _with_mentions(doc: Document, mapping: Mapping[str, Sequence[str]]) -> Document:
     """The document with the names `mapping` gives it added to its `mentions`."""
-    from dataclasses import replace
-
-    from stitcher.graph.model import mentions_for
-
     extra = mentions_for(doc.doc_id, doc.source, mapping)
     if not extra:
         return doc
@@ -680,8 +695,6 @@ class _MemoUse:
         before = self._before.pop(src.doc_id, None)
         after = self._fingerprint(src)
         if before is not None and before == after:
-            from stitcher.memo import Remembered
-
             self._loaded[src.doc_id] = Remembered(after, doc_hash, chunks)
 
     def confirm(self, doc_id: str) -> None:
@@ -701,13 +714,8 @@ class _MemoUse:
     def _fingerprint(self, src: SourceFile) -> str | None:
         """The file's fingerprint (stitcher.memo); None for a file that cannot be read (loading
         then says what is wrong with it)."""
-        from stitcher.loaders.metadata import SIDECAR_SUFFIX
-        from stitcher.memo import file_fingerprint, load_options_key
-
         mentions: Sequence[str] = ()
         if self._options.mentions:
-            from stitcher.graph.model import mentions_for
-
             mentions = mentions_for(src.doc_id, src.source, self._options.mentions)
         key = load_options_key(
             self._options.tags,
@@ -928,7 +936,7 @@ def _check_dimension(
 
 def _reuse_vectors(store: ChunkStore, item: _Pending, summary: IngestSummary) -> None:
     """Chunks whose text did not change keep their stored vector: no embedding for them."""
-    import numpy as np
+    import numpy as np  # native code; `import stitcher` and --help do without it
 
     hashes = {r.chunk_hash for r in item.records}
     known = store.vectors_by_chunk_hash(item.doc.doc_id, hashes)

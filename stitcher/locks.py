@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from stitcher.bookkeeping import LEASE_COLLECTION
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
+from stitcher.store.base import LeaseBoard
+from stitcher.store.weaviate import bookkeeping_uuid
 
 #: How long a lease lasts without renewal; the holder renews it every third of that.
 LEASE_SECONDS = 120.0
@@ -84,6 +85,7 @@ def local_lock(
     connection: ConnectionSettings, collection: str, *, wait: bool, command: str
 ) -> Iterator[None]:
     """The machine-wide file lock of one collection on one server; LockHeld when taken."""
+    # filelock pulls in asyncio (~60 ms)
     from filelock import FileLock, Timeout
 
     path = stitcher_home() / "locks" / f"writer-{lock_key(connection, collection)}.lock"
@@ -132,10 +134,10 @@ class LeaseInfo:
 
 
 class Lease:
-    """The lease of one collection, stored in Weaviate (see the module docstring).
+    """The lease of one collection, stored on its server (see the module docstring).
 
     Args:
-        client: A connected `weaviate.WeaviateClient`.
+        board: Where the server keeps leases (`ChunkStore.leases()`).
         collection: The locked collection (canonical name).
         command: What the holder runs, shown to writers that are refused.
         seconds: Lifetime without renewal.
@@ -144,16 +146,14 @@ class Lease:
 
     def __init__(
         self,
-        client: Any,
+        board: LeaseBoard,
         collection: str,
         *,
         command: str,
         seconds: float = LEASE_SECONDS,
         notice: Notice | None = None,
     ) -> None:
-        from stitcher.store.weaviate import bookkeeping_uuid
-
-        self._client = client
+        self._board = board
         self._collection = collection
         self._command = command
         self._seconds = seconds
@@ -193,7 +193,7 @@ class Lease:
 
     def acquire(self, *, wait: bool) -> None:
         """Take the lease; LockHeld (or, with `wait`, wait) while another holder's is valid."""
-        self._ensure_collection()
+        self._board.ensure()
         while True:
             current = self.read()
             if current is None:
@@ -224,23 +224,20 @@ class Lease:
                     f"{current.describe()}; another writer may have run at the same time"
                 )
             return False
-        self._leases().data.update(
-            uuid=self.object_id, properties={"expires_at": _now() + self._interval()}
-        )
+        self._board.update(self.object_id, {"expires_at": _now() + self._interval()})
         return True
 
     def release(self) -> None:
         """Delete the lease if it is still ours."""
         current = self.read()
         if current is not None and current.token == self._token:
-            self._leases().data.delete_by_id(self.object_id)
+            self._board.delete(self.object_id)
 
     def read(self) -> LeaseInfo | None:
         """The stored lease of this collection, or None."""
-        obj = self._leases().query.fetch_object_by_id(self.object_id)
-        if obj is None:
+        p = self._board.read(self.object_id)
+        if p is None:
             return None
-        p = obj.properties
         return LeaseInfo(
             host=str(p.get("host") or "?"),
             pid=int(p.get("pid") or 0),
@@ -262,27 +259,19 @@ class Lease:
 
     def _create(self) -> bool:
         """Create the lease object; False when one exists already (another writer was first)."""
-        from weaviate.exceptions import UnexpectedStatusCodeError
-
         now = _now()
-        try:
-            self._leases().data.insert(
-                uuid=self.object_id,
-                properties={
-                    "collection": self._collection,
-                    "host": socket.gethostname(),
-                    "pid": os.getpid(),
-                    "command": self._command,
-                    "token": self._token,
-                    "acquired_at": now,
-                    "expires_at": now + self._interval(),
-                },
-            )
-        except UnexpectedStatusCodeError as error:
-            if error.status_code == 422 and self.read() is not None:
-                return False
-            raise
-        return True
+        return self._board.create(
+            self.object_id,
+            {
+                "collection": self._collection,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "command": self._command,
+                "token": self._token,
+                "acquired_at": now,
+                "expires_at": now + self._interval(),
+            },
+        )
 
     def _remove_if(self, token: str) -> bool:
         """Delete the lease only if it still carries `token` (narrows the takeover race)."""
@@ -291,33 +280,12 @@ class Lease:
             return True
         if current.token != token:
             return False
-        self._leases().data.delete_by_id(self.object_id)
+        self._board.delete(self.object_id)
         return True
 
     def _confirmed(self) -> bool:
         current = self.read()
         return current is not None and current.token == self._token
-
-    def _leases(self) -> Any:
-        return self._client.collections.use(LEASE_COLLECTION)
-
-    def _ensure_collection(self) -> None:
-        from stitcher.store.weaviate import ensure_bookkeeping_collection
-
-        ensure_bookkeeping_collection(
-            self._client,
-            LEASE_COLLECTION,
-            "stitcher: who is writing which collection (one lease per collection)",
-            {
-                "collection": "text",
-                "host": "text",
-                "pid": "int",
-                "command": "text",
-                "token": "text",
-                "acquired_at": "date",
-                "expires_at": "date",
-            },
-        )
 
 
 def _dead_here(lease: LeaseInfo) -> bool:

@@ -257,6 +257,7 @@ def ensure_binary(
         ServerError: Go is missing or too old, the build failed, or $STITCHER_WEAVIATE_BIN points
             to a missing file.
     """
+    # filelock pulls in asyncio (~60 ms)
     from filelock import FileLock
 
     report = progress or (lambda _line: None)

@@ -34,19 +34,19 @@ from stitcher.embed import (
     query_embedder,
     resolve_model,
 )
-from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError
+from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError, setting
 from stitcher.filters import Condition, Where
 from stitcher.graph import org_condition
 from stitcher.ids import canonical_collection_name
 from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary, ingest
-from stitcher.locks import LEASE_COLLECTION, Lease, local_lock, lock_key
+from stitcher.locks import Lease, local_lock, lock_key
 from stitcher.memo import LoadMemo
 from stitcher.models import CollectionSettings, Passage
 from stitcher.search import SearchOptions, SearchResult, search
 from stitcher.search import latest as latest_search
 from stitcher.seed_layout import adopt, seed_search
 from stitcher.sql import run_readonly
-from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
+from stitcher.store.weaviate import WeaviateStore
 from stitcher.transfer import export_collection, export_target, import_collection
 from stitcher.where import parse_where
 
@@ -194,7 +194,7 @@ class Session:
                     export_onnx(model_ref)
                 except ModelError as error:
                     # Searches still work, through sentence-transformers (slower start).
-                    self._notice(f"warning: no ONNX export: {error}")
+                    self._notice(f"warning: no ONNX export: {error.unworded}")
             return embedder
 
         options = options or IngestOptions()
@@ -222,7 +222,9 @@ class Session:
             return
 
         with self._ingest_lock(wait, command):
-            lease = Lease(self.client, self.collection, command=command, notice=self._notice)
+            lease = Lease(
+                self.store.leases(), self.collection, command=command, notice=self._notice
+            )
             with lease.held(wait=wait):
                 yield
 
@@ -264,8 +266,7 @@ class Session:
         )
 
     def _missing_message(self) -> str:
-        bookkeeping = {LEASE_COLLECTION, SOURCES_COLLECTION}
-        names = sorted(set(self.client.collections.list_all(simple=True)) - bookkeeping)
+        names = self.store.collection_names()
         listing = ", ".join(names) if names else "none yet: run `stitcher ingest PATH` first"
         return f"collection {self.collection!r} does not exist; existing collections: {listing}"
 
@@ -276,7 +277,7 @@ class Session:
         if ref.name != settings.model:
             raise SettingsMismatch(
                 f"collection {self.collection!r} was embedded with {settings.model!r}, "
-                f"not {ref.name!r}: search it without --model or with that model"
+                f"not {ref.name!r}: search it without {setting('model')} or with that model"
             )
         if ref.name not in self._query_embedders:
             embedder = query_embedder(ref, notice=self._notice)
@@ -349,7 +350,8 @@ class Session:
         if options.where or unsupported or not (query and query.strip()):
             raise UsageError(
                 f"collection {self.collection!r} was built the seed's way (no stitcher metadata): "
-                "it can be searched with a query, without filters, --latest or --doc; "
+                f"it can be searched with a query, without filters, {setting('latest')} or "
+                f"{setting('doc')}; "
                 f"`stitcher adopt --collection {self.collection}` converts it"
             )
         ref = resolve_model(model)

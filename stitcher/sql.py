@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from stitcher.errors import StitcherError, UsageError
+from stitcher.errors import StitcherError, UsageError, setting
 
 #: More values than this make a filter nobody meant to write.
 MAX_JOIN_VALUES = 1000
@@ -63,9 +63,9 @@ def run_readonly(db: str | Path, sql: str) -> SqlResult:
     """
     path = Path(db)
     if not sql.strip():
-        raise UsageError("--sql is empty")
+        raise UsageError(f"{setting('sql')} is empty")
     if not path.is_file():
-        raise UsageError(f"--db {db}: no such SQLite file")
+        raise UsageError(f"{setting('db', db)}: no such SQLite file")
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
     try:
         connection = sqlite3.connect(uri, uri=True)

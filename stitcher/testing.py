@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
 from stitcher.errors import CollectionMissing, FilterError
 from stitcher.filters import Condition, Where
 from stitcher.graph import UnknownEntity, org_condition
@@ -404,6 +405,40 @@ class ChunkStoreContract:
         created.create(SETTINGS)  # a new collection of the same name starts empty
         assert created.count() == 0 and created.documents() == {}
         assert created.source_roots() == {}
+
+    def test_collection_names_list_it_while_it_exists_and_never_bookkeeping(
+        self, store: ChunkStore
+    ) -> None:
+        assert store.name not in store.collection_names()
+        store.create(SETTINGS)
+        store.register_source("docs", "/somewhere/docs")  # Weaviate: a bookkeeping collection
+        names = store.collection_names()
+        assert store.name in names and names == sorted(names)
+        assert not set(names) & BOOKKEEPING_COLLECTIONS
+        store.drop()
+        assert store.name not in store.collection_names()
+
+    def test_a_lease_record_is_created_once_changed_and_deleted(self, store: ChunkStore) -> None:
+        board = store.leases()
+        board.ensure()
+        lease_id = str(uuid.uuid4())
+        now = datetime.now(timezone.utc).replace(microsecond=0)
+        record = {"collection": store.name, "host": "h", "pid": 7, "command": "ingest"}
+        record.update({"token": "first", "acquired_at": now, "expires_at": now})
+        try:
+            assert board.read(lease_id) is None
+            assert board.create(lease_id, record) is True
+            assert board.create(lease_id, {**record, "token": "second"}) is False
+            assert (board.read(lease_id) or {})["token"] == "first"
+            board.update(lease_id, {"expires_at": now + timedelta(minutes=2)})
+            stored = board.read(lease_id) or {}
+            assert stored["expires_at"] == now + timedelta(minutes=2)
+            assert stored["token"] == "first" and stored["acquired_at"] == now
+            board.delete(lease_id)
+            assert board.read(lease_id) is None
+            board.delete(lease_id)  # gone already: nothing happens
+        finally:
+            board.delete(lease_id)
 
     def test_entities_load_and_resolve_by_name_and_alias(self, created: ChunkStore) -> None:
         entities = created.entities()

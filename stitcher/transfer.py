@@ -31,11 +31,21 @@ from pathlib import Path
 from typing import IO, Any
 
 from stitcher import rules
-from stitcher.errors import SettingsMismatch, StitcherError, UsageError, WriteFailed
+from stitcher.bookkeeping import LEASE_COLLECTION
+from stitcher.errors import (
+    CollectionMissing,
+    ServerError,
+    SettingsMismatch,
+    StitcherError,
+    UsageError,
+    WriteFailed,
+)
 from stitcher.faults import fault_point
+from stitcher.ids import canonical_collection_name
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 from stitcher.store.base import ChunkStore
 from stitcher.store.schema import parse_date
+from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
 
 FORMAT = "stitcher-export"
 FORMAT_VERSION = 1
@@ -501,8 +511,6 @@ def backup_local(
         CollectionMissing: A named collection does not exist.
         ServerError: The server refused or failed the backup.
     """
-    from stitcher.store.weaviate import WeaviateStore
-
     _check_backup_id(backup_id)
     if (backups_dir / backup_id).exists():
         raise UsageError(f"backup {backup_id!r} exists in {backups_dir}: choose another id")
@@ -535,8 +543,6 @@ def restore_local(
         UsageError: No such backup, or a collection to restore exists (drop it first).
         ServerError: The server refused or failed the restore.
     """
-    from stitcher.store.weaviate import WeaviateStore
-
     _check_backup_id(backup_id)
     if not (backups_dir / backup_id).is_dir():
         known = (
@@ -586,11 +592,6 @@ def _check_backup_id(backup_id: str) -> None:
 
 
 def _backup_collections(client: Any, collections: list[str] | None) -> list[str]:
-    from stitcher.errors import CollectionMissing
-    from stitcher.ids import canonical_collection_name
-    from stitcher.locks import LEASE_COLLECTION
-    from stitcher.store.weaviate import SOURCES_COLLECTION
-
     present = set(client.collections.list_all(simple=True))
     if not collections:
         names = sorted(present - {LEASE_COLLECTION, SOURCES_COLLECTION})
@@ -605,14 +606,13 @@ def _backup_collections(client: Any, collections: list[str] | None) -> list[str]
 
 
 def _filesystem() -> Any:
+    # the client: ~1 s to import
     from weaviate.backup.backup import BackupStorage
 
     return BackupStorage.FILESYSTEM
 
 
 def _backup_call(doing: str, backups_dir: Path, action: Callable[[], Any]) -> Any:
-    from stitcher.errors import ServerError
-
     try:
         return action()
     except Exception as error:
@@ -629,8 +629,6 @@ def _backup_call(doing: str, backups_dir: Path, action: Callable[[], Any]) -> An
 
 
 def _require_success(doing: str, backup_id: str, result: Any) -> None:
-    from stitcher.errors import ServerError
-
     status = str(getattr(getattr(result, "status", None), "value", getattr(result, "status", "")))
     if status.upper() != "SUCCESS":
         error = getattr(result, "error", None) or "no reason given"

@@ -171,21 +171,9 @@ def test_every_setting_the_library_names_is_a_flag_of_the_cli() -> None:
 #: Core modules whose messages still spell flags; each should name settings instead
 #: (stitcher.errors.setting). The list may only shrink.
 FLAGS_STILL_SPELLED = {
-    "stitcher/config.py",
-    "stitcher/connect.py",
-    "stitcher/docmatch.py",
     "stitcher/embed/models.py",
-    "stitcher/foreign/adopt.py",
-    "stitcher/foreign/seed_search.py",
     "stitcher/fusion.py",
-    "stitcher/graph/model.py",
-    "stitcher/ids.py",
-    "stitcher/loaders/discovery.py",
     "stitcher/loaders/rewrap.py",  # not messages: man-page text it recognises ("-a, --all")
-    "stitcher/session.py",
-    "stitcher/sql.py",
-    "stitcher/store/entities.py",
-    "stitcher/store/weaviate.py",
 }
 
 
@@ -227,6 +215,34 @@ def test_core_messages_name_settings_not_flags() -> None:
     assert _spelled_flags('x = f"use --limit {n} (`stitcher search --limit 3`)"', flags) == [
         "--limit"
     ]
+
+
+def test_a_message_carried_into_another_keeps_its_settings_named() -> None:
+    """An error's message put into another message or a summary still names its settings, so
+    the CLI can spell them as flags; the library reads them by their names."""
+    from stitcher.ingest import IngestSummary
+
+    inner = errors.LoadError(f"docs: ingest each folder with its own {errors.setting('source')}")
+    outer = errors.WriteFailed(f"{inner.unworded}; nothing was written")
+    assert str(outer) == "docs: ingest each folder with its own source; nothing was written"
+    assert outer.worded({"source": "--source"}).endswith("its own --source; nothing was written")
+
+    summary = IngestSummary(collection="Docs")
+    summary.unreadable_because("docs", inner)
+    summary.failed["tea.txt"] = "failed while embedding the document"
+    assert summary.unreadable == {"docs": "docs: ingest each folder with its own source"}
+    assert summary.problems() == {**summary.unreadable, **summary.failed}
+    spelled = summary.problems(lambda text: errors.worded(text, {"source": "--source"}))
+    assert spelled["docs"].endswith("its own --source")
+    assert spelled["tea.txt"] == "failed while embedding the document"
+    assert json.dumps(summary.to_json()).count("\\u001f") == 0  # no marker reaches --json
+
+
+def test_a_malformed_url_names_the_flag_through_the_script() -> None:
+    result = run_stitcher("search", "x", "--url", "not-a-url")
+    assert result.returncode == ExitStatus.FAILED, result.stderr
+    error = assert_one_error_line(result.stderr)
+    assert "'not-a-url'" in error and error.endswith("fix --url or WEAVIATE_URL")
 
 
 def test_an_unreachable_server_is_1_and_names_the_url() -> None:
@@ -274,6 +290,36 @@ def _corpus(root: Path, names: Sequence[str] = ("rail.txt", "tea.txt")) -> Path:
 
 def _collection() -> str:
     return "Exit" + uuid.uuid4().hex[:10]
+
+
+def test_two_folders_of_one_name_are_unreadable_and_the_fix_names_the_flag(
+    weaviate_server: Any, tmp_path: Path
+) -> None:
+    """The listing's error travels through the ingest summary to stderr: still `--source`."""
+    first, second = _corpus(tmp_path / "a" / "docs"), _corpus(tmp_path / "b" / "docs")
+    result = run_stitcher("ingest", str(first), str(second), "-c", _collection())
+    assert result.returncode == ExitStatus.UNREADABLE, result.stderr
+    error = assert_one_error_line(result.stderr)
+    assert str(second) in error and error.endswith("each with its own --source")
+
+
+def test_a_missing_collection_names_the_others_but_no_bookkeeping(
+    weaviate_server: Any, weaviate_client: Any
+) -> None:
+    from stitcher.store.weaviate import WeaviateStore
+    from stitcher.testing import SETTINGS
+
+    other = WeaviateStore(weaviate_client, _collection())
+    other.create(SETTINGS)
+    other.register_source("docs", "/somewhere/docs")  # the sources bookkeeping collection
+    try:
+        result = run_stitcher("search", "x", "-c", _collection())
+        assert result.returncode == ExitStatus.FAILED, result.stderr
+        error = assert_one_error_line(result.stderr)
+        assert "does not exist; existing collections: " in error and other.name in error
+        assert "StitcherSources" not in error and "StitcherLease" not in error
+    finally:
+        other.drop()
 
 
 def test_ingest_ok_is_0_and_unreadable_inputs_are_3(weaviate_server: Any, tmp_path: Path) -> None:

@@ -14,9 +14,12 @@ from typing import Any
 
 import pytest
 
+from stitcher.bookkeeping import LEASE_COLLECTION
 from stitcher.config import ConnectionSettings
 from stitcher.errors import ExitStatus, LockHeld
-from stitcher.locks import LEASE_COLLECTION, Lease, server_identity
+from stitcher.locks import Lease, server_identity
+from stitcher.store.memory import MemoryServer, MemoryStore
+from stitcher.store.weaviate import WeaviateLeases, bookkeeping_uuid
 from tests.test_sources import ROOT, STITCHER, cli, make_root
 
 
@@ -60,6 +63,35 @@ def test_url_with_and_without_slash_share_the_file_lock() -> None:
     assert f"pid {os.getpid()}" in str(refused.value) and "wait=True" in str(refused.value)
 
 
+def test_leases_on_one_in_memory_server_exclude_each_other_per_collection() -> None:
+    server = MemoryServer()
+    first = Lease(MemoryStore("docs", server).leases(), "Docs", command="ingest")
+    first.acquire(wait=False)
+    with pytest.raises(LockHeld) as refused:
+        Lease(MemoryStore("docs", server).leases(), "Docs", command="drop").acquire(wait=False)
+    assert "ingest" in str(refused.value) and f"pid {os.getpid()}" in str(refused.value)
+    Lease(MemoryStore("other", server).leases(), "Other", command="ingest").acquire(wait=False)
+    Lease(MemoryStore("docs").leases(), "Docs", command="drop").acquire(wait=False)  # own server
+    first.release()
+    second = Lease(MemoryStore("docs", server).leases(), "Docs", command="drop")
+    second.acquire(wait=False)
+    held = second.read()
+    assert held is not None and held.command == "drop"
+
+
+def test_an_expired_lease_on_the_in_memory_store_is_taken_over() -> None:
+    board = MemoryStore("docs").leases()
+    stale = Lease(board, "Docs", command="ingest")
+    now = dt.datetime.now(dt.timezone.utc)
+    planted = {"host": "other-host", "pid": 4242, "command": "ingest", "token": "old"}
+    board.create(stale.object_id, {**planted, "acquired_at": now, "expires_at": now})
+    notices: list[str] = []
+    Lease(board, "Docs", command="drop", notice=notices.append).acquire(wait=False)
+    held = stale.read()
+    assert held is not None and held.command == "drop" and held.token != "old"
+    assert any("taking over" in notice for notice in notices)
+
+
 @pytest.fixture
 def collection(weaviate_client: Any) -> Iterator[str]:
     name = "Lock" + uuid.uuid4().hex[:12]
@@ -69,16 +101,15 @@ def collection(weaviate_client: Any) -> Iterator[str]:
     WeaviateStore(weaviate_client, name).forget_sources()
     weaviate_client.collections.delete(name)
     if weaviate_client.collections.exists(LEASE_COLLECTION):
-        leases = weaviate_client.collections.use(LEASE_COLLECTION)
-        leases.data.delete_by_id(Lease(weaviate_client, name, command="x").object_id)
+        WeaviateLeases(weaviate_client).delete(bookkeeping_uuid("lease", name))
 
 
 def plant_lease(
     client: Any, collection: str, *, host: str, expires_in: float, pid: int = 4242
 ) -> None:
     """A lease as another machine's writer would have left it."""
-    lease = Lease(client, collection, command="ingest")
-    lease._ensure_collection()
+    lease = Lease(WeaviateLeases(client), collection, command="ingest")
+    WeaviateLeases(client).ensure()
     now = dt.datetime.now(dt.timezone.utc)
     client.collections.use(LEASE_COLLECTION).data.insert(
         uuid=lease.object_id,
@@ -95,12 +126,12 @@ def plant_lease(
 
 
 def test_a_second_lease_is_refused_naming_the_holder(weaviate_client: Any, collection: str) -> None:
-    first = Lease(weaviate_client, collection, command="ingest")
+    first = Lease(WeaviateLeases(weaviate_client), collection, command="ingest")
     with first.held(wait=False):
         stored = first.read()
         assert stored is not None and stored.pid == os.getpid()
         with pytest.raises(LockHeld) as refused:
-            Lease(weaviate_client, collection, command="drop").acquire(wait=False)
+            Lease(WeaviateLeases(weaviate_client), collection, command="drop").acquire(wait=False)
         message = str(refused.value)
         assert f"pid {os.getpid()}" in message and "`stitcher ingest`" in message
         assert "until" in message and "wait=True" in message  # the CLI says --wait
@@ -139,7 +170,7 @@ def test_an_expired_lease_of_a_dead_host_is_taken_over(
     ) as s:
         s.drop()  # takes the lease over, then releases it
     assert any("lease of a writer gone" in n and "dead-host" in n for n in notices)
-    assert Lease(weaviate_client, collection, command="x").read() is None
+    assert Lease(WeaviateLeases(weaviate_client), collection, command="x").read() is None
 
 
 def test_the_lease_exists_while_ingest_runs_and_is_gone_after(
@@ -152,17 +183,17 @@ def test_the_lease_exists_while_ingest_runs_and_is_gone_after(
 
     class Watch(SilentProgress):
         def file_done(self, source: str) -> None:
-            seen.append(Lease(weaviate_client, collection, command="x").read())
+            seen.append(Lease(WeaviateLeases(weaviate_client), collection, command="x").read())
 
     url, key = weaviate_server.url, weaviate_server.api_key()
     with Stitcher(url, key, collection, grpc_port=weaviate_server.grpc_port) as s:
         s.ingest([str(make_root(tmp_path, "a"))], progress=Watch())
     assert seen and all(lease is not None and lease.pid == os.getpid() for lease in seen)
-    assert Lease(weaviate_client, collection, command="x").read() is None
+    assert Lease(WeaviateLeases(weaviate_client), collection, command="x").read() is None
 
 
 def test_renewal_extends_the_lease(weaviate_client: Any, collection: str) -> None:
-    lease = Lease(weaviate_client, collection, command="ingest", seconds=60)
+    lease = Lease(WeaviateLeases(weaviate_client), collection, command="ingest", seconds=60)
     lease.acquire(wait=False)
     try:
         before = lease.read()
@@ -191,10 +222,10 @@ def test_two_ingest_processes_never_interleave(
         text=True,
     )
     try:
-        watcher = Lease(weaviate_client, collection, command="x")
+        watcher = Lease(WeaviateLeases(weaviate_client), collection, command="x")
         holder = None
         while holder is None and first.poll() is None:
-            watcher._ensure_collection()
+            WeaviateLeases(weaviate_client).ensure()
             holder = watcher.read()
         assert holder is not None and holder.pid == first.pid
 
@@ -220,9 +251,9 @@ def test_of_two_writers_creating_a_free_lease_only_one_succeeds(
     weaviate_client: Any, collection: str
 ) -> None:
     """The lease is created with a create-only insert: the slower of two racers sees it exists."""
-    first = Lease(weaviate_client, collection, command="ingest")
-    second = Lease(weaviate_client, collection, command="ingest")
-    first._ensure_collection()
+    first = Lease(WeaviateLeases(weaviate_client), collection, command="ingest")
+    second = Lease(WeaviateLeases(weaviate_client), collection, command="ingest")
+    WeaviateLeases(weaviate_client).ensure()
     assert first._create() is True
     assert second._create() is False
     stored = first.read()
@@ -240,7 +271,7 @@ def test_a_killed_writer_on_this_machine_is_taken_over_at_once(
     plant_lease(
         weaviate_client, collection, host=socket.gethostname(), expires_in=600, pid=gone.pid
     )
-    lease = Lease(weaviate_client, collection, command="ingest")
+    lease = Lease(WeaviateLeases(weaviate_client), collection, command="ingest")
     lease.acquire(wait=False)
     stored = lease.read()
     assert stored is not None and stored.pid == os.getpid()
@@ -256,4 +287,4 @@ def test_a_live_writer_on_this_machine_is_not_taken_over(
         weaviate_client, collection, host=socket.gethostname(), expires_in=600, pid=os.getppid()
     )
     with pytest.raises(LockHeld, match=f"pid {os.getppid()}"):
-        Lease(weaviate_client, collection, command="ingest").acquire(wait=False)
+        Lease(WeaviateLeases(weaviate_client), collection, command="ingest").acquire(wait=False)

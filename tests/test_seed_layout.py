@@ -142,7 +142,7 @@ def test_doc_ids_match_what_ingest_will_compute(tmp_path: Path) -> None:
     # The seed ran somewhere else: the part after the root's name is used.
     assert doc_id_for_source("/elsewhere/corpus/b.md", root) == "corpus/b.md"
     assert doc_id_for_source("a/b.txt", None) == "a/b.txt"
-    with pytest.raises(UsageError, match="does not lie under --root"):
+    with pytest.raises(UsageError, match="does not lie under root"):
         doc_id_for_source("/other/place/c.txt", root)
 
 
@@ -428,7 +428,7 @@ def test_adopt_then_ingest_takes_over_and_reuses_vectors(
 def test_adopt_refuses_what_it_cannot_adopt(weaviate_client: Any, their_index: str) -> None:
     with pytest.raises(CollectionMissing):
         adopt(weaviate_client, "NoSuchCollection")
-    with pytest.raises(UsageError, match="does not lie under --root"):
+    with pytest.raises(UsageError, match="does not lie under root"):
         adopt(weaviate_client, their_index, root=Path("/nowhere/else"))
     assert detect_layout(weaviate_client, their_index) == "seed"  # untouched
 

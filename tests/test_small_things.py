@@ -35,7 +35,7 @@ def test_relative_sources_are_resolved_against_the_root(tmp_path: Path) -> None:
     assert doc_id_for_source("x/corpus/c.txt", root, cwd=elsewhere) == "corpus/c.txt"
     # Paths that lead out of the root are still refused, absolute or relative.
     for outside in ("/other/place/c.txt", "../c.txt"):
-        with pytest.raises(UsageError, match="does not lie under --root"):
+        with pytest.raises(UsageError, match="does not lie under root"):
             doc_id_for_source(outside, root, cwd=elsewhere)
 
 

@@ -15,7 +15,7 @@ import pytest
 from stitcher.graph.model import KINDS, entity_collection
 from stitcher.models import ChunkRecord
 from stitcher.store.base import ChunkStore
-from stitcher.store.memory import MemoryStore
+from stitcher.store.memory import MemoryServer, MemoryStore
 from stitcher.store.weaviate import WeaviateStore, parse_explain
 from stitcher.testing import (
     SETTINGS,
@@ -210,3 +210,17 @@ def test_a_walk_that_missed_an_object_raises_after_its_last_page(weaviate_client
         assert {r.doc_id for r, _ in store.records_with_vectors()} == {"doc0", "doc1", "doc2"}
     finally:
         weaviate_client.collections.delete(name)
+
+
+def test_memory_stores_of_one_server_see_each_others_collections() -> None:
+    server = MemoryServer()
+    first, second = MemoryStore("first", server), MemoryStore("second", server)
+    alone = MemoryStore("alone")
+    first.create(SETTINGS)
+    alone.create(SETTINGS)
+    assert second.collection_names() == ["First"]
+    second.create(SETTINGS)
+    assert first.collection_names() == ["First", "Second"]
+    assert alone.collection_names() == ["Alone"]
+    first.drop()
+    assert second.collection_names() == ["Second"]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stitcher.embed import resolve_model
-from stitcher.errors import StitcherError, UsageError, WriteFailed
+from stitcher.errors import StitcherError, UsageError, WriteFailed, setting
 from stitcher.foreign.chains import Reconstruction, SeedObject, chains, reconstruct
 from stitcher.foreign.seed_search import to_seed_object
 from stitcher.ids import canonical_collection_name, chunk_hash, chunk_uuid
@@ -177,8 +177,8 @@ def doc_id_for_source(source: str, root: Path | None, cwd: Path | None = None) -
     if not path.is_absolute() and ".." not in path.parts and path.parts:
         return "/".join([root_name, *path.parts])
     raise UsageError(
-        f"source {source!r} does not lie under --root {root}: pass the directory the seed "
-        "loaded its files from (the one you will give `stitcher ingest`)"
+        f"source {source!r} does not lie under {setting('root')} {root}: pass the directory the "
+        "seed loaded its files from (the one you will give `stitcher ingest`)"
     )
 
 
@@ -434,8 +434,8 @@ def _write_and_verify_final(
         _verify(client, name, plan)
     except StitcherError as error:
         raise WriteFailed(
-            f"{error} — nothing is lost: the verified copy is in collection {temporary!r}; "
-            "run `stitcher adopt` again to finish"
+            f"{error.unworded} — nothing is lost: the verified copy is in collection "
+            f"{temporary!r}; run `stitcher adopt` again to finish"
         ) from error
 
 

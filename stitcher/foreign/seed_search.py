@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MAX_EXTEND
-from stitcher.errors import CollectionMissing, UsageError
+from stitcher.errors import CollectionMissing, UsageError, setting
 from stitcher.foreign.chains import Reconstruction, SeedObject, reconstruct
 from stitcher.models import ChunkRecord, Hit, Passage
 from stitcher.search import CANDIDATES_PER_RESULT, FUSIONS, SearchResult
@@ -128,13 +128,13 @@ def seed_search(
     if not query.strip():
         raise UsageError("the query is empty")
     if limit < 1:
-        raise UsageError("--limit must be at least 1")
+        raise UsageError(f"{setting('limit')} must be at least 1")
     if not 0.0 <= alpha <= 1.0:
-        raise UsageError("--alpha must be between 0 (keyword only) and 1 (vector only)")
+        raise UsageError(f"{setting('alpha')} must be between 0 (keyword only) and 1 (vector only)")
     if fusion not in FUSIONS:
-        raise UsageError(f"--fusion must be one of {', '.join(FUSIONS)}")
+        raise UsageError(f"{setting('fusion')} must be one of {', '.join(FUSIONS)}")
     if max_extend < 0:
-        raise UsageError("--max-extend must not be negative")
+        raise UsageError(f"{setting('max_extend')} must not be negative")
     if max_round_trips < 1:
         raise UsageError("the round-trip cap must be at least 1")
     _require(client, collection)
@@ -187,7 +187,7 @@ def seed_search(
 def _require(client: Any, collection: str) -> None:
     if not client.collections.exists(collection):
         raise CollectionMissing(
-            f"collection {collection!r} does not exist on the server; check --collection"
+            f"collection {collection!r} does not exist on the server; check {setting('collection')}"
         )
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stitcher.errors import LoadError
+from stitcher.errors import LoadError, setting
 from stitcher.ids import canonical_collection_name
 
 #: Namespace of every entity id. Changing it changes every entity object's id and breaks the
@@ -245,7 +245,7 @@ def _entity_from_row(row: Mapping[str, Any], default_kind: str | None, where: st
     if kind not in KINDS:
         raise LoadError(
             f"{where}: cannot tell which kind of entity this is; add a `kind` column "
-            f"({' or '.join(KINDS)}) or pass --kind"
+            f"({' or '.join(KINDS)}) or pass {setting('kind')}"
         )
     name = str(row.get("name") or "").strip()
     if not name:

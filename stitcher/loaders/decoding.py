@@ -119,6 +119,7 @@ def _looks_like_chinese(data: bytes) -> bool:
 
 
 def _guess(data: bytes) -> str | None:
+    # only for bytes not UTF-8
     from charset_normalizer import from_bytes
 
     matches = from_bytes(data)

@@ -12,7 +12,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import IO
 
-from stitcher.errors import LoadError
+from stitcher.errors import LoadError, setting
 from stitcher.loaders.formats import READERS
 from stitcher.loaders.metadata import SIDECAR_SUFFIX
 
@@ -230,7 +230,7 @@ class _Walker:
                 self._error(
                     f"{arg}: its documents would get the same ids as those of {previous[0]} "
                     f"(both directories are named {name!r}); ingest them separately, each with "
-                    "its own --source"
+                    f"its own {setting('source')}"
                 )
             return
         self.dir_roots[name] = (arg, key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,7 @@ def _trim(text: str) -> str:
 
 
 def _parse_front_matter(block: str, source: str) -> dict[str, Any]:
+    # yaml, bs4, docx, pypdfium2: each only for its format
     import yaml
 
     try:
@@ -517,7 +519,6 @@ def read_docx(data: bytes, source: str) -> Extracted:
 
     Table cells are separated by tabs. Metadata: core properties title, created, keywords → tags.
     """
-    import zipfile
 
     import docx
     from docx.opc.exceptions import PackageNotFoundError

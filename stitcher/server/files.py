@@ -138,6 +138,7 @@ def resolve_home(home: Path | None) -> Path:
 
 @contextlib.contextmanager
 def home_lock(home: Path, timeout: float) -> Iterator[None]:
+    # filelock pulls in asyncio (~60 ms)
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(home / LOCK_FILE), timeout=timeout)

@@ -6,8 +6,8 @@ Both pass the contract in stitcher.testing (run by tests/test_store_contract.py)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Literal, Protocol
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 from stitcher.filters import Where
 from stitcher.graph.model import Entity
@@ -42,6 +42,32 @@ class EntityCollections(EntityLookup, Protocol):
         ...
 
 
+class LeaseBoard(Protocol):
+    """The leases of one server's collections (stitcher.locks): one record per locked
+    collection, by id. `create` makes a record only when none has that id, so of two writers
+    racing for a free lease one wins."""
+
+    def ensure(self) -> None:
+        """Make the board ready to hold leases (on Weaviate: its bookkeeping collection)."""
+        ...
+
+    def read(self, lease_id: str) -> dict[str, Any] | None:
+        """The record with this id, or None."""
+        ...
+
+    def create(self, lease_id: str, record: Mapping[str, Any]) -> bool:
+        """Store `record` under `lease_id`; False, and nothing changed, when one exists."""
+        ...
+
+    def update(self, lease_id: str, changes: Mapping[str, Any]) -> None:
+        """Change some values of the existing record `lease_id`."""
+        ...
+
+    def delete(self, lease_id: str) -> None:
+        """Remove the record `lease_id` if there is one."""
+        ...
+
+
 class ChunkStore(Protocol):
     """One collection of chunks. Methods that read by id accept any number of ids."""
 
@@ -56,6 +82,15 @@ class ChunkStore(Protocol):
 
     def drop(self) -> bool:
         """Delete the collection and forget its registered sources; False when it did not exist."""
+        ...
+
+    def collection_names(self) -> list[str]:
+        """The names of the collections on the same server, this one's included when it exists,
+        sorted; stitcher's bookkeeping collections left out (for "did you mean" messages)."""
+        ...
+
+    def leases(self) -> LeaseBoard:
+        """Where writers of the collections on this store's server hold their leases."""
         ...
 
     def layout(self) -> Layout:

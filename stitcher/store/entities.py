@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from stitcher.errors import WriteFailed
+from stitcher.errors import WriteFailed, setting
 from stitcher.graph.model import (
     KINDS,
     MENTIONED_KIND,
@@ -234,7 +234,7 @@ class EntityStore:
             f"{name!r} is ambiguous in {where}: it may mean "
             + "; ".join(f"{e.kind} {e.label()}" for e in found[:10])
             + (f" and {len(found) - 10} more" if len(found) > 10 else "")
-            + ". Give the full name (or --kind).",
+            + f". Give the full name (or {setting('kind')}).",
             [e.name for e in found],
         )
 

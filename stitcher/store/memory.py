@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from stitcher.errors import CollectionMissing, FilterError, UsageError
@@ -84,11 +85,61 @@ class MemoryEntities:
         return Resolver(self.entities([kind]), kind)
 
 
-class MemoryStore:
-    """One collection held in memory. Not thread-safe, like the Weaviate batch writer."""
+class MemoryLeases:
+    """The leases of one in-memory server: records by id, created only when none exists."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self) -> None:
+        self._records: dict[str, dict[str, Any]] = {}
+        # The lease's renewal thread writes while its holder reads.
+        self._lock = threading.Lock()
+
+    def ensure(self) -> None:
+        """Nothing to prepare in memory."""
+
+    def read(self, lease_id: str) -> dict[str, Any] | None:
+        """A copy of the record, or None."""
+        with self._lock:
+            record = self._records.get(lease_id)
+            return None if record is None else dict(record)
+
+    def create(self, lease_id: str, record: Mapping[str, Any]) -> bool:
+        """Store a copy of `record`; False when one with this id exists."""
+        with self._lock:
+            if lease_id in self._records:
+                return False
+            self._records[lease_id] = dict(record)
+            return True
+
+    def update(self, lease_id: str, changes: Mapping[str, Any]) -> None:
+        """Change some values of the record (KeyError when there is none, as Weaviate fails)."""
+        with self._lock:
+            self._records[lease_id].update(changes)
+
+    def delete(self, lease_id: str) -> None:
+        """Remove the record if there is one."""
+        with self._lock:
+            self._records.pop(lease_id, None)
+
+
+class MemoryServer:
+    """What the in-memory stores of one "server" share, as stores on one Weaviate do: which
+    collections exist, and the leases."""
+
+    def __init__(self) -> None:
+        self.collections: dict[str, MemoryStore] = {}
+        self.leases = MemoryLeases()
+
+
+class MemoryStore:
+    """One collection held in memory. Not thread-safe, like the Weaviate batch writer.
+
+    Stores given the same `server` see each other's collections and leases; without one, a
+    store is alone on a server of its own.
+    """
+
+    def __init__(self, name: str, server: MemoryServer | None = None) -> None:
         self._name = name[:1].upper() + name[1:]
+        self._server = MemoryServer() if server is None else server
         self._settings: CollectionSettings | None = None
         self._created = False
         self._objects: dict[str, tuple[dict[str, Any], list[float]]] = {}
@@ -111,6 +162,7 @@ class MemoryStore:
         stay, as in Weaviate, where they are collections of their own."""
         existed = self._created
         self._created = False
+        self._server.collections.pop(self._name, None)
         self._settings = None
         self._objects.clear()
         self._extras.clear()
@@ -130,8 +182,17 @@ class MemoryStore:
     def create(self, settings: CollectionSettings) -> None:
         """Create the (empty) collection and record `settings`."""
         self._created = True
+        self._server.collections[self._name] = self
         self._settings = settings
         self._dimension = settings.dimension
+
+    def collection_names(self) -> list[str]:
+        """The collections created on this store's server and not dropped, sorted."""
+        return sorted(name for name, store in self._server.collections.items() if store.exists())
+
+    def leases(self) -> MemoryLeases:
+        """The leases of this store's server."""
+        return self._server.leases
 
     def settings(self) -> CollectionSettings | None:
         """The settings given to `create`."""

@@ -18,10 +18,10 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from stitcher.bookkeeping import SOURCES_COLLECTION
+from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS, LEASE_COLLECTION, SOURCES_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
     ListingIncomplete,
@@ -29,6 +29,7 @@ from stitcher.errors import (
     StitcherError,
     UsageError,
     WriteFailed,
+    setting,
 )
 from stitcher.faults import classify, is_transient, past_a_dead_replica, server_fault
 from stitcher.filters import Where
@@ -144,7 +145,9 @@ class WeaviateStore:
                 f"unknown consistency {consistency!r}; use {', '.join(CONSISTENCY_LEVELS)}"
             )
         if replication_factor is not None and replication_factor < 1:
-            raise UsageError(f"--replication-factor must be at least 1, not {replication_factor}")
+            raise UsageError(
+                f"{setting('replication_factor')} must be at least 1, not {replication_factor}"
+            )
         self._client = client
         self._replication_factor = replication_factor
         self._consistency = consistency.lower()
@@ -236,6 +239,17 @@ class WeaviateStore:
         """Whether the collection exists."""
         return bool(self._call("reading", lambda: self._client.collections.exists(self._name)))
 
+    def collection_names(self) -> list[str]:
+        """The server's collections, sorted, stitcher's bookkeeping ones left out."""
+        names = self._call(
+            "listing collections", lambda: self._client.collections.list_all(simple=True)
+        )
+        return sorted(set(names) - BOOKKEEPING_COLLECTIONS)
+
+    def leases(self) -> WeaviateLeases:
+        """The server's leases, in its `StitcherLease` collection."""
+        return WeaviateLeases(self._client)
+
     def create(self, settings: CollectionSettings) -> None:
         """Create the collection with stitcher's schema and record `settings` in its description.
 
@@ -295,7 +309,7 @@ class WeaviateStore:
             return min(DEFAULT_CLUSTER_REPLICATION, nodes)
         if self._replication_factor > nodes:
             raise UsageError(
-                f"--replication-factor {self._replication_factor} is more than the "
+                f"{setting('replication_factor', self._replication_factor)} is more than the "
                 f"{nodes} node{'s' if nodes != 1 else ''} of the Weaviate at {self.url}: each "
                 "replica needs a node of its own; use at most "
                 f"{nodes} (or start more nodes, e.g. `stitcher server start --nodes 3`)"
@@ -323,8 +337,8 @@ class WeaviateStore:
             raise SettingsMismatch(
                 f"collection {self._name!r} was built with other settings: replication_factor: "
                 f"{actual} (collection) != {self._replication_factor} (requested). Weaviate "
-                "cannot change it on an existing collection: drop --replication-factor, or "
-                "ingest into another --collection"
+                "cannot change it on an existing collection: drop "
+                f"{setting('replication_factor')}, or ingest into another {setting('collection')}"
             )
 
     def replication(self) -> dict[str, Any]:
@@ -791,7 +805,7 @@ class WeaviateStore:
         if not self.exists():
             raise CollectionMissing(
                 f"collection {self._name!r} does not exist on the server; "
-                "run `stitcher ingest` to create it or check --collection"
+                f"run `stitcher ingest` to create it or check {setting('collection')}"
             )
         self._known_to_exist = True
 
@@ -1228,7 +1242,7 @@ def detect_layout(client: Any, name: str) -> Layout:
     """
     if not client.collections.exists(name):
         raise CollectionMissing(
-            f"collection {name!r} does not exist on the server; check --collection"
+            f"collection {name!r} does not exist on the server; check {setting('collection')}"
         )
     config = client.collections.use(name).config.get()
     if settings_from_description(config.description) is not None:
@@ -1237,3 +1251,61 @@ def detect_layout(client: Any, name: str) -> Layout:
     if names >= SEED_PROPERTIES:
         return "seed"
     return "unknown"
+
+
+class WeaviateLeases:
+    """The leases of one server: objects of its `StitcherLease` collection (see stitcher.locks).
+
+    Create-only as far as Weaviate allows: `data.insert` is refused (422) for an id that exists.
+    """
+
+    #: The record's values and how Weaviate stores them.
+    KINDS: ClassVar[dict[str, str]] = {
+        "collection": "text",
+        "host": "text",
+        "pid": "int",
+        "command": "text",
+        "token": "text",
+        "acquired_at": "date",
+        "expires_at": "date",
+    }
+
+    def __init__(self, client: weaviate.WeaviateClient) -> None:
+        self._client = client
+
+    def ensure(self) -> None:
+        """Create the lease collection unless it exists."""
+        ensure_bookkeeping_collection(
+            self._client,
+            LEASE_COLLECTION,
+            "stitcher: who is writing which collection (one lease per collection)",
+            self.KINDS,
+        )
+
+    def read(self, lease_id: str) -> dict[str, Any] | None:
+        """The lease object's properties, or None."""
+        found = self._leases().query.fetch_object_by_id(lease_id)
+        return None if found is None else dict(found.properties)
+
+    def create(self, lease_id: str, record: Mapping[str, Any]) -> bool:
+        """Insert the lease object; False when one with this id exists already."""
+        from weaviate.exceptions import UnexpectedStatusCodeError
+
+        try:
+            self._leases().data.insert(uuid=lease_id, properties=dict(record))
+        except UnexpectedStatusCodeError as error:
+            if error.status_code == 422 and self.read(lease_id) is not None:
+                return False
+            raise
+        return True
+
+    def update(self, lease_id: str, changes: Mapping[str, Any]) -> None:
+        """Change some properties of the lease object."""
+        self._leases().data.update(uuid=lease_id, properties=dict(changes))
+
+    def delete(self, lease_id: str) -> None:
+        """Delete the lease object (nothing happens when it is gone)."""
+        self._leases().data.delete_by_id(lease_id)
+
+    def _leases(self) -> Any:
+        return self._client.collections.use(LEASE_COLLECTION)
