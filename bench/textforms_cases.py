@@ -74,8 +74,9 @@ _CODE_CHARS = re.compile(r"['\"{}$/=|]")
 # A configuration or macro line: a name set with "=" and no space around it
 # ("set use_from=yes", 'macro generic "<esc>1" ":set from=you@example.com"'); not an option
 # ("--prefix=/usr" is prose's way of naming one), not a URL's query ("?git_repo=..."), not an
-# upper-case variable quoted in a sentence ('例如： "HOME_URL="https://..."').
-_ASSIGNMENT = re.compile(r"(?:^|(?<=[\s\"':]))[a-z_]\w*=[\"'\w]")
+# upper-case variable quoted in a sentence ('例如： "HOME_URL="https://..."'), not a number
+# ("range1=192.168.64.0/24" in a gcloud example sentence).
+_ASSIGNMENT = re.compile(r"(?:^|(?<=[\s\"':]))[a-z_]\w*=[\"'A-Za-z_]")
 _CODE = re.compile(
     r"""^\s*(?:\#include|\#!/|\#define|[A-Za-z_][A-Za-z0-9_.]*\s*[:+?]?=\s*\S.*[^.。]$|
     .*[{}]\s*$|.*[()\[\]*=_].*;\s*$)""",
@@ -177,7 +178,13 @@ def structure_kind(line: str, in_synopsis: bool = False, man: bool = False) -> s
     code = commented.group("code") if commented else ""
     if _CODE_CHARS.search(code) and not _PROSE_RUN.search(code):
         return "code"
-    if _ASSIGNMENT.search(line) and not _HAN.search(line) and not _PROSE_RUN.search(line):
+    if (
+        _ASSIGNMENT.search(line)
+        and not line.lstrip().startswith("-")  # an option list: "-L tag, -m, -O option=value,"
+        and not line.rstrip().endswith(".")  # a sentence's end: "... in the form key=value."
+        and not _HAN.search(line)
+        and not _PROSE_RUN.search(line)
+    ):
         return "code"
     if _COLUMNS.search(line.strip()) and not (man and display_width(line) >= 74):
         return "columns"
