@@ -198,6 +198,10 @@ class RawLine:
     kind: str | None
 
 
+#: A line with this many Han characters is Chinese prose, not part of a screen listing.
+_PROSE_HAN = 6
+
+
 def label_lines(text: str, man: bool, blocks: bool = True) -> list[RawLine]:
     """Every line with its structure kind; a block holding a shell prompt is code throughout
     (not with `blocks=False`: a PDF page has no blank lines between its paragraphs).
@@ -221,14 +225,18 @@ def label_lines(text: str, man: bool, blocks: bool = True) -> list[RawLine]:
         return [
             RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))
         ]
-    # A block (between blank lines) with a prompt line is a screen: all its lines are code.
+    # A block (between blank lines) with a prompt line is a screen: all its lines are code,
+    # except Chinese prose in it ("执行宏 macro-name 所指代的命令. 宏使用 macdef 命令来定义. 本"
+    # in ftp(1), where `man` put the text under an example without a blank line). The block
+    # is still not prose (its prompt line is code); only the structure sample changes.
     start = 0
     for i in range(len(lines) + 1):
         if i == len(lines) or not lines[i].strip():
             block = range(start, i)
             if any(_PROMPT.match(lines[j]) for j in block):
                 for j in block:
-                    kinds[j] = kinds[j] or "code"
+                    if han_count(lines[j]) < _PROSE_HAN:
+                        kinds[j] = kinds[j] or "code"
             start = i + 1
     return [RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))]
 
