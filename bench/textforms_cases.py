@@ -9,8 +9,12 @@
   words that no reader that places spaces (stitcher's PDFium loader, a user's PDF viewer) has.
 - Prose paragraphs: blank-line separated blocks of the raw text (HTML: the <p> elements) in
   which no line looks like structure by `structure_kind` (an independent heuristic: tables,
-  shell prompts and code, aligned columns, man SYNOPSIS sections, info node headers and menus).
-  A list item's bullet is dropped; the item's text counts as prose.
+  shell prompts and code, aligned columns, man SYNOPSIS sections, info node headers and menus;
+  since round 4 also prompts after a host name "example$ ", code with a "# comment", lower-case
+  "name=value" configuration lines, a command under a Chinese line ending in a colon, and in
+  man pages a Latin line set deeper than the Chinese lines around it). A row of a tag table
+  ("F9   由功能键F19…" over "FA   …", text at one column) is a unit of its own. A list item's
+  bullet is dropped; the item's text counts as prose.
 - Normalisation: whitespace runs become one space, or nothing when a line break sits next to a
   CJK character; groff's hyphenation (U+2010 at a line end between letters) is undone, an
   ASCII hyphen at a line end is kept and the line joined without a space ("well-known").
@@ -59,7 +63,20 @@ _KEY_DROP = re.compile(r"[\s\-\u2010\u00ad]+")
 # --- structure heuristic ---------------------------------------------------------------------
 _TABLE = re.compile(r"^\s*(?:[|+][-=+|]{3,}|\|.*\|)|[─│┌┐└┘├┤┬┴┼]")
 _BOX = re.compile(r"^\s*\*.{20,}\*\s*$")  # a text framed in asterisks (MPL-2.0's disclaimers)
-_PROMPT = re.compile(r"^\s*(?:\$|#|%|>>>) +\S")  # man justification widens the gap
+# A shell prompt, also after a host or user name ("example$ tsort call-graph | tac").
+_PROMPT = re.compile(r"^\s*(?:[\w@.~:-]*\$|#|%|>>>) +\S")  # man justification widens the gap
+# Code followed by a shell comment ("awk '{print $2}'   # print the second field"): the part
+# before the "#" holds a quote, a brace, "$", "/" or "=" (checked with no four-word prose run).
+_COMMENTED_CODE = re.compile(r"^\s*(?P<code>\S.*?)\s+#\s+\S")
+# A command: a name, then an option or an absolute path among its arguments.
+_COMMAND_LINE = re.compile(r"^\s*[\w.-]+(?:\s+\S+)*?\s+(?:-{1,2}\w|/\w)")
+_CODE_CHARS = re.compile(r"['\"{}$/=|]")
+# A configuration or macro line: a name set with "=" and no space around it
+# ("set use_from=yes", 'macro generic "<esc>1" ":set from=you@example.com"'); not an option
+# ("--prefix=/usr" is prose's way of naming one), not a URL's query ("?git_repo=..."), not an
+# upper-case variable quoted in a sentence ('例如： "HOME_URL="https://..."'), not a number
+# ("range1=192.168.64.0/24" in a gcloud example sentence).
+_ASSIGNMENT = re.compile(r"(?:^|(?<=[\s\"':]))[a-z_]\w*=[\"'A-Za-z_]")
 _CODE = re.compile(
     r"""^\s*(?:\#include|\#!/|\#define|[A-Za-z_][A-Za-z0-9_.]*\s*[:+?]?=\s*\S.*[^.。]$|
     .*[{}]\s*$|.*[()\[\]*=_].*;\s*$)""",
@@ -157,6 +174,18 @@ def structure_kind(line: str, in_synopsis: bool = False, man: bool = False) -> s
         return "code"
     if _CODE.match(line) and not _HAN.search(line) and not _PROSE_RUN.search(line):
         return "code"
+    commented = _COMMENTED_CODE.match(line)
+    code = commented.group("code") if commented else ""
+    if _CODE_CHARS.search(code) and not _PROSE_RUN.search(code):
+        return "code"
+    if (
+        _ASSIGNMENT.search(line)
+        and not line.lstrip().startswith("-")  # an option list: "-L tag, -m, -O option=value,"
+        and not line.rstrip().endswith(".")  # a sentence's end: "... in the form key=value."
+        and not _HAN.search(line)
+        and not _PROSE_RUN.search(line)
+    ):
+        return "code"
     if _COLUMNS.search(line.strip()) and not (man and display_width(line) >= 74):
         return "columns"
     return None
@@ -167,6 +196,10 @@ class RawLine:
     number: int
     text: str
     kind: str | None
+
+
+#: A line with this many Han characters is Chinese prose, not part of a screen listing.
+_PROSE_HAN = 6
 
 
 def label_lines(text: str, man: bool, blocks: bool = True) -> list[RawLine]:
@@ -192,14 +225,18 @@ def label_lines(text: str, man: bool, blocks: bool = True) -> list[RawLine]:
         return [
             RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))
         ]
-    # A block (between blank lines) with a prompt line is a screen: all its lines are code.
+    # A block (between blank lines) with a prompt line is a screen: all its lines are code,
+    # except Chinese prose in it ("执行宏 macro-name 所指代的命令. 宏使用 macdef 命令来定义. 本"
+    # in ftp(1), where `man` put the text under an example without a blank line). The block
+    # is still not prose (its prompt line is code); only the structure sample changes.
     start = 0
     for i in range(len(lines) + 1):
         if i == len(lines) or not lines[i].strip():
             block = range(start, i)
             if any(_PROMPT.match(lines[j]) for j in block):
                 for j in block:
-                    kinds[j] = kinds[j] or "code"
+                    if han_count(lines[j]) < _PROSE_HAN:
+                        kinds[j] = kinds[j] or "code"
             start = i + 1
     return [RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))]
 
@@ -270,6 +307,8 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
     labelled = label_lines(text, man=form == "man", blocks=not pdf)
     full_width = _PDF_FULL_SHARE * _typical_width(text) if pdf else 0.0
     headings = heading_lines([raw.text for raw in labelled])
+    rows = tag_table_rows([raw.text for raw in labelled]) if not pdf else set()
+    displays = latin_displays([raw.text for raw in labelled]) if form == "man" else set()
     paragraphs: list[Paragraph] = []
     offset = 0
     block_start: int | None = None
@@ -307,21 +346,47 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
             block_start, block_ok = None, True
         else:
             indent = len(raw.text) - len(raw.text.lstrip())
+            if block_start is not None and raw.number in rows:
+                # A row of a tag table ("F9   由功能键F19发送的字符串" over "FA   ..."): each
+                # row is a unit; rows without a full stop are not one long sentence.
+                if block_ok:
+                    paragraphs.append(Paragraph(block_start, offset - 1))
+                block_start, block_ok = None, True
             if block_start is None:
                 bullet = _BULLET.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
                 first_indent = indent
             elif (
-                form == "man" and previous.rstrip().endswith((":", "：")) and indent > first_indent
+                form == "man"
+                and previous.rstrip().endswith((":", "："))
+                and (
+                    indent > first_indent
+                    or (
+                        _HAN.search(previous)
+                        and not _HAN.search(raw.text)
+                        and _COMMAND_LINE.match(raw.text)
+                    )
+                )
             ):
                 # A display that a colon introduces, set deeper than the paragraph (an example
-                # command, a list of devices): not prose.
+                # command, a list of devices), or a command line with no Han character under a
+                # Chinese line ("...的标志):" over "foobar -i /proc/self/fd/0 ..."): not prose.
                 block_ok = False
-            block_ok = block_ok and raw.kind is None
-            if pdf and (display_width(raw.text) < full_width or raw.text.rstrip()[-1:] in ":："):
+            block_ok = block_ok and raw.kind is None and raw.number not in displays
+            width = display_width(raw.text)
+            if pdf and (
+                width < full_width
+                or raw.text.rstrip()[-1:] in ":："
+                or (
+                    width < _PDF_END_SHARE / _PDF_FULL_SHARE * full_width
+                    and _PDF_LINE_END.search(raw.text)
+                )
+            ):
                 # A PDF page has no blank lines: a line that stops short of the text width is
                 # the last line of its paragraph (or a heading, a code line: a unit alone); a
-                # line ending in a colon introduces the listing below it.
+                # line ending in a colon introduces the listing below it. Justified lines fill
+                # the width, so a line that ends a sentence short of 92% of it ends its
+                # paragraph too ("..., ${misc:Depends}, etc." over "dh_shlibdeps(1) ...").
                 if block_ok:
                     paragraphs.append(Paragraph(block_start, line_end))
                 block_start, block_ok = None, True
@@ -334,6 +399,11 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
 
 # A PDF line at least this share of the text width (`_typical_width`) is a full line.
 _PDF_FULL_SHARE = 0.8
+# ...and a line that ends a sentence ends its paragraph unless it reaches this share. Read on
+# maint-guide (English): every line ending in ". ! ?" between 80% and 92% of the width is the
+# last line of a paragraph (a justified line inside one is within a few percent of the width).
+_PDF_END_SHARE = 0.92
+_PDF_LINE_END = re.compile(r"[.!?。！？][\"'”’)\]]*\s*$")
 
 
 def _typical_width(text: str) -> float:
@@ -358,6 +428,47 @@ _PDF_HEADING = re.compile(r"^\s*\d+(?:\.\d+)+\s+\S.*[^.!?。！？:：]\s*$")
 # A line that is only a footnote reference, or a running header with the page number
 # ("Debian New Maintainers' Guide 18 / 57"), ends the unit above it and is left out.
 _PDF_LONE_NUMBER = re.compile(r"^\s*[\d⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}\s*$|\S.* \d{1,4} / \d{1,4}\s*$")
+
+
+_TAG_ROW = re.compile(r"^(\s*\S{1,4} {2,})(?=\S)")
+
+
+def latin_displays(lines: Sequence[str]) -> set[int]:
+    """Indexes of lines without Han characters set deeper than the Chinese lines above and
+    below them: an example inside Chinese prose ("执行下面的命令" / "     yearistype year type" /
+    "来检测某一年的类型")."""
+
+    def indent(line: str) -> int:
+        return len(line) - len(line.lstrip())
+
+    found: set[int] = set()
+    for i in range(1, len(lines) - 1):
+        above, line, below = lines[i - 1], lines[i], lines[i + 1]
+        if not (line.strip() and above.strip() and below.strip()) or _HAN.search(line):
+            continue
+        chinese_around = _HAN.search(above) and _HAN.search(below)
+        if chinese_around and indent(line) > max(indent(above), indent(below)):
+            found.add(i)
+    return found
+
+
+def tag_table_rows(lines: Sequence[str]) -> set[int]:
+    """Indexes of tag-table rows: a short tag (up to 4 characters), 2+ spaces, text; the line
+    above or below has the same shape with its text at the same column (termcap's
+    capability tables, one-letter option lists)."""
+    columns = []
+    for line in lines:
+        match = _TAG_ROW.match(line)
+        columns.append(display_width(match.group(1)) if match else None)
+    found: set[int] = set()
+    for i, column in enumerate(columns):
+        if column is None:
+            continue
+        if (i > 0 and columns[i - 1] == column) or (
+            i + 1 < len(columns) and columns[i + 1] == column
+        ):
+            found.add(i)
+    return found
 
 
 def heading_lines(lines: Sequence[str]) -> set[int]:

@@ -50,7 +50,9 @@ of these holds, checked in this order (`_break_is_hard`):
 * indentation: the next line is indented deeper than the line before by 2+ columns (code, a
   quotation, an option's description; one column is a stray leading space), unless the line
   before is a list item (``- item`` / ``  continued``, ``(a) item`` / ``      continued``: a
-  hanging indent); or it is dedented by more than
+  hanging indent) or the next line starts exactly where the text after the line's first word
+  begins (a tag paragraph: ``kernel 该目录包括如下文件: ...`` over lines indented to ``该``,
+  as ``man`` sets a tag that fits before its text); or it is dedented by more than
   `FIRST_LINE_INDENT` columns (a first-line indent of up to that many is prose);
 * the next line starts, after opening quotes and brackets, with a Chinese character while the
   line before holds none (a translation under an English line), or is in capitals (a heading)
@@ -136,19 +138,24 @@ _ENUMERATOR_LOOKBACK = 16  # longer than any _ENUMERATOR_RE match
 #: 2: soft line breaks; 3: a terminator before a closing quote or bracket and a lower-case word
 #: on the same line ("“What is it?” for") is not an end; 4: an ellipsis right before a Latin
 #: letter or digit ("Slackware/……Linux") and "etc." before a lower-case word are not ends, and a
-#: next line indented one column deeper (a stray leading space in a man page) is not indented.
-SENTENCE_RULES_VERSION = 4
+#: next line indented one column deeper (a stray leading space in a man page) is not indented;
+#: 5: a line's indentation is known up to 200 characters back (was 90), and a next line indented
+#: to the text after the line's first word continues a tag paragraph.
+SENTENCE_RULES_VERSION = 5
 
 #: A line before a break narrower than this (in columns, CJK characters count 2) is a heading,
 #: a label or the last line of a paragraph, not a wrapped line: the break ends a sentence.
 #: Hard-wrapped prose fills its lines to the wrap column (72-80 in manuals and licences) less
 #: one word.
 SHORT_LINE = 36
-#: Characters looked at before a line break to find its line's start and indentation (a line
-#: of an 80-column manual fits, with room to spare); a longer line is long prose whose
-#: indentation is not known. Stitching sees 64 characters beyond its bound (stitch._CONTEXT,
-#: ids.CONTEXT_CHARS) and fetched chunks reach further, so breaks near the bound are decided too.
-LINE_LOOKBACK = 90
+#: Characters looked at before a line break to find its line's start and indentation: a line
+#: of an 80-column manual fits, and so do two or three of them that the loader joined (90 was
+#: too short: a joined man page line of 91 characters hid its indent, and the same-indent line
+#: that continued its sentence counted as indented: iptables(8) in Chinese). A longer line is
+#: long prose whose indentation is not known. Stitching sees 64 characters beyond its bound
+#: (stitch.BOUND_MARGIN, ids.CONTEXT_CHARS) and fetched chunks reach further, so breaks near
+#: the bound are decided too.
+LINE_LOOKBACK = 200
 #: Characters of the next line looked at, after its indentation (list markers, table cells,
 #: capitals).
 NEXT_LINE_LOOKAHEAD = 32
@@ -166,6 +173,8 @@ _LIST_MARKER_RE = re.compile(
     r"(?:[-*+\u2022\u00b7\u2023\u25aa\u25e6]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)]"
     r"|\([A-Za-z\d]{1,3}\))[ \t]+"
 )
+#: A short tag before the text of its line ("kernel ", "F9   "): no sentence or clause mark in it.
+_TAG_RE = re.compile(r"[^\s.!?:;,。！？：；，]{1,24}[ \t]+(?=\S)")
 _CODE_END_RE = re.compile(r"[{}\\]\Z|(?:\w\(.*\)|\S\s*=\s*\w).*;\Z")  # f(x); x = 1;
 _HEADING_RE = re.compile(r"#{1,6}(?:\s|\Z)")
 #: What starts a line that is structure, not the continuation of a sentence.
@@ -291,6 +300,7 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
     else:
         return False  # the line's start is not visible
     in_list = False
+    tag_column: int | None = None
     indent_before = 0
     if line_start is not None:
         content_start = _LINE_INDENT_RE.match(text, line_start).end()  # type: ignore[union-attr]
@@ -300,6 +310,10 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
         if short or _HEADING_RE.match(content):
             return True
         in_list = _LIST_MARKER_RE.match(content) is not None
+        tag = _TAG_RE.match(content)
+        # A tag paragraph ("kernel 该目录包括如下文件: ..." over lines indented to "该"): the
+        # hanging indent is the column where the text after the tag begins.
+        tag_column = indent_before + _display_width(tag.group()) if tag else None
     else:
         content = text[q - LINE_LOOKBACK : q]
     if "|" in content or content[-1] in ":：" or _has_column_gap(content):
@@ -322,7 +336,7 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
         if indent_after > 0:
             return True
     elif indent_after > indent_before + 1:
-        if not in_list:
+        if not in_list and indent_after != tag_column:
             return True
     elif indent_before - indent_after > FIRST_LINE_INDENT:
         return True

@@ -249,12 +249,15 @@ def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
     line = doc[line_start:q]
     known = len(line) <= LINE_LOOKBACK
     in_list = False
+    tag_column = None
     if known:
         body = line.lstrip()
         indent_before = indent_columns(line[: len(line) - len(body)])
         if columns(body) < SHORT_LINE or re.match(r"#{1,6}(\s|$)", body):
             return True
         in_list = _REF_MARKER.match(body) is not None
+        tag = re.match(r"[^\s.!?:;,。！？：；，]{1,24}[ \t]+(?=\S)", body)
+        tag_column = indent_before + columns(tag.group()) if tag else None
     else:
         body = line[-LINE_LOOKBACK:]
     if is_table_like(body) or body.endswith((":", "：", "{", "}", "\\")):
@@ -266,7 +269,8 @@ def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
         return True
     after = indent_columns(indent_after)
     if known:
-        deeper = after > indent_before + 1 and not in_list  # one column: a stray space
+        # One column deeper is a stray space; a list item or a tag paragraph hangs its lines.
+        deeper = after > indent_before + 1 and not in_list and after != tag_column
         if deeper or indent_before - after > FIRST_LINE_INDENT:
             return True
     elif after:
@@ -538,6 +542,40 @@ def test_a_next_line_one_column_deeper_is_not_indented() -> None:
     one, two = (line + "\n" + " " * (14 + d) + "只匹配设置了 SYN 的包。" for d in (1, 2))
     assert len(sentences(one)) == 1
     assert len(sentences(two)) == 2
+
+
+def test_a_joined_line_longer_than_90_characters_keeps_its_indent() -> None:
+    """A line the loader joined (here 109 characters) is still seen whole: the same-indent
+    line after it continues its sentence; a line two columns deeper does not."""
+    line = (
+        "               对应的列表是 7 30 90。因此这条命令：frob --older-than 7,30,90 -n /tmp/x"
+        " --keep-newest 3, 10, 15,"
+    )
+    assert 90 < len(line) <= LINE_LOOKBACK
+    same, deeper = (line + "\n" + " " * (15 + d) + "20, 50 只保留最新的三个文件。" for d in (0, 2))
+    assert len(sentences(same)) == 2
+    assert len(sentences(deeper)) == 3
+
+
+@pytest.mark.parametrize(
+    ("tag", "indent", "whole"),
+    [
+        ("kernel ", 21, True),  # the text after the tag starts at column 21: a hanging indent
+        ("F9   ", 19, True),
+        ("kernel ", 20, False),  # two columns deeper than the line, not at its text: a block
+        ("kernel ", 22, False),
+    ],
+)
+def test_a_tag_paragraph_hangs_its_lines(tag: str, indent: int, whole: bool) -> None:
+    """man sets a short tag on the line of its text; the lines below start under the text."""
+    doc = (
+        "              "
+        + tag
+        + "该目录包括如下文件: domainname;, ;file-max;, ;file-nr;,\n"
+        + " " * indent
+        + ";hostname;, ;ostype;, ;version, 由文件名就可以得知各文件功能."
+    )
+    assert (len(sentences(doc)) == 1) is whole
 
 
 @pytest.mark.parametrize(
