@@ -692,7 +692,6 @@ def search(
     ] = None,
 ) -> None:
     """Hybrid (BM25 + vector) search; every hit is stitched into whole sentences."""
-    from stitcher.api import SqlJoin
     from stitcher.errors import UsageError
     from stitcher.search import SearchOptions
     from stitcher.where import parse_where
@@ -710,7 +709,6 @@ def search(
         where=parse_where(where or (), where_any or ()) or None,
     )
     options.validate()
-    sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
     warm_request = None
     if queries is None and sql is None and not _OUTPUT.verbose:  # --verbose: warnings are live
         warm_request = _warm_request(
@@ -739,6 +737,9 @@ def search(
         )
         if warm_request is not None and _served_warm(warm_request, explain):
             return
+    from stitcher.api import SqlJoin  # the whole library: not loaded when the worker answers
+
+    sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
     with _stitcher(url, api_key, grpc_port, collection, consistency=consistency) as s:
         if queries is not None:
             with ExitStack() as stack:

@@ -299,9 +299,13 @@ class _Worker:
 
         while len(self.sessions) >= MAX_SESSIONS:  # the least recently opened goes first
             self.drop_key(next(iter(self.sessions)))
-        s = Stitcher(collection=spec["collection"], notice=self.notices.append)
-        s.connection = ConnectionSettings(**connection)  # resolved by the caller, flags included
-        s._consistency = spec["consistency"]
+        s = Stitcher(
+            collection=spec["collection"],
+            notice=self.notices.append,
+            consistency=spec["consistency"],
+        )
+        # As the caller resolved it (flags, its environment, the stitcher.toml of its folder).
+        s.connection = ConnectionSettings(**connection)
         self.sessions[key] = s
         self.log(f"opened a session for collection {s.collection}")
         return s
@@ -322,11 +326,7 @@ class _Worker:
         if spec.get("cwd"):
             os.chdir(spec["cwd"])  # a --model path is relative to where the user typed it
         s = self.session(spec)
-        # What the collection holds may have changed since the last request (re-ingest, drop):
-        # read its settings again, as a fresh process would. Only the connection and the query
-        # model stay open.
-        s._store = None
-        s._settings = None
+        s.refresh()  # the collection may have been re-ingested or dropped since the last search
         options = spec["options"]
         where = parse_where(options["where"], options["where_any"]) or None
         result = s.search_result(
