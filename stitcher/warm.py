@@ -74,6 +74,11 @@ _ENVIRONMENT_NAMES = ("HOME", "PYTHONPATH", "http_proxy", "https_proxy", "no_pro
 _ENVIRONMENT_IGNORED = ("STITCHER_WARM", "STITCHER_WARM_IDLE", "STITCHER_TRACEBACK")
 
 
+#: The worker's command. Not `-m`: that would put the caller's working directory first on
+#: sys.path, and a `stitcher/` folder there would be imported instead of the installed package.
+_WORKER_MAIN = "import sys; del sys.path[0]; from stitcher.warm import main; main()"
+
+
 def warm_dir(home: Path | None = None) -> Path:
     """The worker's directory under STITCHER_HOME."""
     return (home or stitcher_home()) / WARM_DIR
@@ -206,7 +211,7 @@ def start_worker(first: dict[str, Any], *, idle: float, home: Path | None = None
     try:
         pid = os.posix_spawn(
             sys.executable,
-            [sys.executable, "-m", "stitcher.warm"],
+            [sys.executable, "-c", _WORKER_MAIN],
             dict(os.environ),
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, read_end, 0),
@@ -262,7 +267,7 @@ def _is_worker(pid: int) -> bool:
         command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return b"stitcher.warm" in command
+    return any(b"from stitcher.warm import main" in part for part in command)
 
 
 # --- the worker's side ----------------------------------------------------------------------
@@ -565,9 +570,5 @@ def _iso(value: Any) -> Any:
 
 
 def main() -> None:
-    """`python -m stitcher.warm`: a worker, its start request read from stdin."""
+    """A worker (see start_worker), its start request read from stdin."""
     serve(json.loads(sys.stdin.read()))
-
-
-if __name__ == "__main__":
-    main()

@@ -156,6 +156,31 @@ def test_later_searches_are_served_by_the_worker_with_the_in_process_output(
         assert warm_panels.stderr == cold_panels.stderr, args
 
 
+def test_a_served_search_loads_neither_the_client_nor_the_model(
+    weaviate_server: Any, collection: str, home: Path
+) -> None:
+    from tests.test_startup import NOT_FOR_HELP, imported_modules, top_level
+
+    env = environment(home, weaviate_server)
+    assert search(env, collection, "stars", "--json").returncode == 0
+    wait_for_worker(home)
+
+    done = run_stitcher(
+        "search",
+        "stars",
+        "--explain",
+        "--collection",
+        collection,
+        env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert served(home) == 1
+    modules = top_level(imported_modules(done.stderr))
+    assert {"stitcher", "typer", "rich"} <= modules  # the log was read, the panels rendered
+    assert not modules & set(NOT_FOR_HELP) - {"pydantic"}, sorted(modules)  # typer loads pydantic
+
+
 def test_the_socket_and_its_folder_are_private(
     weaviate_server: Any, collection: str, home: Path
 ) -> None:
@@ -251,6 +276,17 @@ def test_server_stop_stops_the_worker(weaviate_server: Any, collection: str, hom
     assert stopped.returncode == 0, stopped.stderr
     assert wait_until_gone(pid)
     assert warm.status(home) is None
+
+
+def test_drop_stops_the_worker(weaviate_server: Any, collection: str, home: Path) -> None:
+    env = environment(home, weaviate_server)
+    assert search(env, collection, "stars", "--json").returncode == 0
+    pid = wait_for_worker(home)["pid"]
+
+    dropped = run_stitcher("drop", "--collection", "Gone" + uuid.uuid4().hex[:8], "--yes", env=env)
+
+    assert dropped.returncode == 0, dropped.stderr
+    assert wait_until_gone(pid)
 
 
 def test_auto_without_a_terminal_starts_nothing(
