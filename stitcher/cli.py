@@ -735,8 +735,12 @@ def search(
                 "as_json": as_json,
             },
         )
-        if warm_request is not None and _served_warm(warm_request, explain):
-            return
+        if warm_request is not None:
+            answered = _ask_warm_worker(warm_request, explain)
+            if answered == "served":
+                return
+            if answered == "declined":  # a live worker left this one to us: start no other
+                warm_request = None
     from stitcher.api import SqlJoin  # the whole library: not loaded when the worker answers
 
     sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
@@ -790,17 +794,20 @@ def _warm_request(flag: bool | None, request: dict[str, Any]) -> dict[str, Any] 
         return None
 
 
-def _served_warm(request: dict[str, Any], explain: bool) -> bool:
-    """Print the worker's answer and return True; False (nothing printed) when the search is
-    to run in-process: no worker, a stale one, a timeout, or anything but a result."""
+def _ask_warm_worker(request: dict[str, Any], explain: bool) -> str:
+    """ "served": the worker's result is printed. Otherwise nothing is printed and the search
+    runs in-process: "absent" (no worker, or a stale one that is exiting) or "declined" (a live
+    worker met an error, a timeout or a local server that is down)."""
     from stitcher import warm
 
     try:
         answer = warm.search(request)
     except Exception:  # a worker's malfunction is never the user's error: search in-process
-        return False
-    if answer is None:
-        return False
+        return "absent"
+    if answer is None or answer.get("status") == "stale":
+        return "absent"
+    if answer.get("status") != "ok":
+        return "declined"
     err = _err()
     for message in answer.get("notices", ()):
         err.print(_worded(message))
@@ -810,7 +817,7 @@ def _served_warm(request: dict[str, Any], explain: bool) -> bool:
         from stitcher import render
 
         render.search_results(_out(), warm.result_from_data(answer["result"]), explain=explain)
-    return True
+    return "served"
 
 
 def _start_warm_worker(request: dict[str, Any]) -> None:

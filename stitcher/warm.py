@@ -166,12 +166,11 @@ def ask(
 
 
 def search(request: dict[str, Any], home: Path | None = None) -> dict[str, Any] | None:
-    """A search answered by the worker ({"notices", "json" or "result"}), or None: no worker,
-    a stale one (which exits), an error or a timeout."""
-    answer = ask({"op": "search", "fingerprint": fingerprint(), **request}, home)
-    if answer is None or answer.get("status") != "ok":
-        return None
-    return answer
+    """The worker's answer to a search, None when no worker answered (none runs, or it did not
+    answer in time). `status` "ok" carries `notices` and `json` or `result`; "stale" means the
+    worker's code or environment differs from the caller's (it exits); "fallback" that the
+    search is the caller's to run (an error, a local server that is down)."""
+    return ask({"op": "search", "fingerprint": fingerprint(), **request}, home)
 
 
 def status(home: Path | None = None) -> dict[str, Any] | None:

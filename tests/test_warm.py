@@ -199,7 +199,7 @@ def test_an_error_is_reported_as_without_the_worker(
 ) -> None:
     env = environment(home, weaviate_server)
     assert search(env, collection, "stars", "--json").returncode == 0
-    wait_for_worker(home)
+    pid = wait_for_worker(home)["pid"]
     missing = "Nothere" + uuid.uuid4().hex[:8]
 
     with_worker = search(env, missing, "stars")
@@ -210,6 +210,7 @@ def test_an_error_is_reported_as_without_the_worker(
     assert "does not exist" in with_worker.stderr
     assert with_worker.stdout == without.stdout == ""
     assert served(home) == 0  # the worker never answers with an error
+    assert (warm.status(home) or {}).get("pid") == pid  # and no second one was started
 
 
 def test_a_changed_fingerprint_restarts_the_worker(
