@@ -386,6 +386,9 @@ class _Worker:
             self.drop(request)
             self.log(f"left to the caller: {type(error).__name__}")
             return {"status": "fallback", "reason": type(error).__name__}, False
+        finally:
+            with contextlib.suppress(OSError):
+                os.chdir(warm_dir(self.home))  # hold no user's folder busy between searches
         answer["notices"] = list(self.notices)
         self.served += 1
         self.log(f"served search {self.served}")
