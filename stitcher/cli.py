@@ -685,8 +685,9 @@ def search(
         bool | None,
         typer.Option(
             "--warm/--no-warm",
-            help="Ask the warm search worker, and start one after an in-process search "
-            "[env: STITCHER_WARM=auto|always|never]. Default: auto, only at a terminal.",
+            help="Ask the warm search worker, and start one after an in-process search. "
+            "Default: the warm setting (STITCHER_WARM=auto|always|never), auto: only at a "
+            "terminal.",
             show_default=False,
         ),
     ] = None,

@@ -211,7 +211,7 @@ def start_worker(first: dict[str, Any], *, idle: float, home: Path | None = None
         pid = os.posix_spawn(
             sys.executable,
             [sys.executable, "-c", _WORKER_MAIN],
-            dict(os.environ),
+            dict(os.environ),  # the caller's, whole: the fingerprint compares what matters
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, read_end, 0),
                 (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
