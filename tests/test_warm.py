@@ -181,6 +181,31 @@ def test_a_served_search_loads_neither_the_client_nor_the_model(
     assert not modules & set(NOT_FOR_HELP) - {"pydantic"}, sorted(modules)  # typer loads pydantic
 
 
+def test_the_worker_never_imports_a_stitcher_folder_of_the_working_directory(
+    weaviate_server: Any, collection: str, home: Path, tmp_path: Path
+) -> None:
+    decoy = tmp_path / "stitcher"
+    decoy.mkdir()
+    marker = tmp_path / "imported"
+    (decoy / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    from tests.test_exit_codes import stitcher_script
+
+    done = subprocess.run(
+        [str(stitcher_script()), "search", "stars", "--collection", collection, "--json"],
+        env=environment(home, weaviate_server),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert wait_for_worker(home)["served"] == 0
+    assert not marker.exists()
+
+
 def test_the_socket_and_its_folder_are_private(
     weaviate_server: Any, collection: str, home: Path
 ) -> None:
