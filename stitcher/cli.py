@@ -402,8 +402,9 @@ def server_start(
 @server_app.command("stop")
 def server_stop() -> None:
     """Stop the local server (every node of a local cluster)."""
-    from stitcher import server
+    from stitcher import server, warm
 
+    warm.stop_worker()  # its sessions point at this server
     stopped = server.stop()
     _err().print("stopped" if stopped else "no local server was running")
 
@@ -683,9 +684,18 @@ def search(
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
+    warm: Annotated[
+        bool | None,
+        typer.Option(
+            "--warm/--no-warm",
+            help="Ask the warm search worker, and start one after an in-process search. "
+            "Default: the warm setting (STITCHER_WARM=auto|always|never), auto: only at a "
+            "terminal.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Hybrid (BM25 + vector) search; every hit is stitched into whole sentences."""
-    from stitcher.api import SqlJoin
     from stitcher.search import SearchOptions
     from stitcher.where import parse_where
 
@@ -702,6 +712,40 @@ def search(
         where=parse_where(where or (), where_any or ()) or None,
     )
     options.validate()
+    warm_request = None
+    if queries is None and sql is None and not _OUTPUT.verbose:  # --verbose: warnings are live
+        warm_request = _warm_request(
+            warm,
+            {
+                "connection": (url, api_key, grpc_port),
+                "collection": collection,
+                "consistency": consistency,
+                "query": query,
+                "options": {
+                    "limit": limit,
+                    "alpha": alpha,
+                    "fusion": fusion,
+                    "stitch": not no_stitch,
+                    "max_extend": max_extend,
+                    "where": list(where or ()),
+                    "where_any": list(where_any or ()),
+                },
+                "model": model,
+                "latest": latest,
+                "doc": doc,
+                "org": org,
+                "explain": explain,
+                "as_json": as_json,
+            },
+        )
+        if warm_request is not None:
+            answered = _ask_warm_worker(warm_request, explain)
+            if answered == "served":
+                return
+            if answered == "declined":  # a live worker left this one to us: start no other
+                warm_request = None
+    from stitcher.api import SqlJoin  # the whole library: not loaded when the worker answers
+
     sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
     with _stitcher(url, api_key, grpc_port, collection, consistency=consistency) as s:
         if queries is not None:
@@ -734,6 +778,58 @@ def search(
         from stitcher import render  # rich's panels: not loaded for --json and --queries
 
         render.search_results(_out(), result, explain=explain)
+    if warm_request is not None:
+        _start_warm_worker(warm_request)
+
+
+def _warm_request(flag: bool | None, request: dict[str, Any]) -> dict[str, Any] | None:
+    """The worker's request for this search, or None when the worker is not to be used."""
+    from stitcher import warm
+    from stitcher.config import load_settings
+
+    settings = load_settings(_profile.name)
+    mode = {True: "always", False: "never", None: settings.value("warm")}[flag]
+    if not warm.wanted(mode, stdin_tty=sys.stdin.isatty(), stdout_tty=sys.stdout.isatty()):
+        return None
+    try:
+        return warm.search_request(request, profile=_profile.name, idle=settings.value("warm_idle"))
+    except Exception:  # whatever it is, the in-process search meets it and reports it as usual
+        return None
+
+
+def _ask_warm_worker(request: dict[str, Any], explain: bool) -> str:
+    """ "served": the worker's result is printed. Otherwise nothing is printed and the search
+    runs in-process: "absent" (no worker, or a stale one that is exiting) or "declined" (a live
+    worker met an error, a timeout or a local server that is down)."""
+    from stitcher import warm
+
+    try:
+        answer = warm.search(request)
+    except Exception:  # a worker's malfunction is never the user's error: search in-process
+        return "absent"
+    if answer is None or answer.get("status") == "stale":
+        return "absent"
+    if answer.get("status") != "ok":
+        return "declined"
+    err = _err()
+    for message in answer.get("notices", ()):
+        err.print(_worded(message))
+    if "json" in answer:
+        typer.echo(answer["json"])
+    else:
+        from stitcher import render
+
+        render.search_results(_out(), warm.result_from_data(answer["result"]), explain=explain)
+    return "served"
+
+
+def _start_warm_worker(request: dict[str, Any]) -> None:
+    from stitcher import warm
+
+    try:
+        warm.start_worker(request, idle=request["idle"])
+    except OSError as error:  # the search itself succeeded; the next one just runs in-process
+        _err().print(f"warning: no warm search worker: {error}")
 
 
 @app.command()
@@ -820,8 +916,11 @@ def drop(
 
     if not yes:
         raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
+    from stitcher import warm
+
     with _stitcher(url, api_key, grpc_port, collection) as s:
         existed = s.drop(wait=wait)
+    warm.stop_worker()  # no session stays open on a collection that is gone
     _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
 
 

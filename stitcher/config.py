@@ -100,6 +100,16 @@ def connection_settings(
     return load_settings(profile, flags).connection()
 
 
+def process_environment(prefixes: tuple[str, ...], names: tuple[str, ...]) -> dict[str, str]:
+    """The environment variables with these prefixes or names: what a long-lived process (the
+    warm search worker) compares with its caller's before answering for it."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name.startswith(prefixes) or name in names
+    }
+
+
 # --- stitcher.toml: profiles -----------------------------------------------------------------
 
 CONFIG_FILENAME = "stitcher.toml"
@@ -114,7 +124,12 @@ PROFILE_KEYS: dict[str, type] = {
     "model": str,
     "alpha": float,
     "limit": int,
+    "warm": str,
+    "warm_idle": float,
 }
+
+#: When `stitcher search` uses the warm search worker (stitcher.warm): `auto` at a terminal only.
+WARM_MODES = ("auto", "always", "never")
 
 #: The environment variable of each setting.
 ENVIRONMENT: dict[str, str] = {
@@ -125,6 +140,8 @@ ENVIRONMENT: dict[str, str] = {
     "model": "STITCHER_MODEL",
     "alpha": "STITCHER_ALPHA",
     "limit": "STITCHER_LIMIT",
+    "warm": "STITCHER_WARM",
+    "warm_idle": "STITCHER_WARM_IDLE",
 }
 
 #: Defaults; url None is the local server, model None the packaged all-MiniLM-L6-v2.
@@ -136,6 +153,8 @@ DEFAULTS: dict[str, Any] = {
     "model": None,
     "alpha": DEFAULT_ALPHA,
     "limit": 5,
+    "warm": "auto",
+    "warm_idle": 600.0,
 }
 
 #: Settings that are secrets: shown masked, never printed.
@@ -341,6 +360,10 @@ def _check_value(key: str, value: Any, place: str) -> None:
         raise ConfigInvalid(f"{place}: alpha must lie between 0 and 1, not {value}")
     if key == "limit" and int(value) < 1:
         raise ConfigInvalid(f"{place}: limit must be at least 1, not {value}")
+    if key == "warm" and value not in WARM_MODES:
+        raise ConfigInvalid(f"{place}: warm must be one of {', '.join(WARM_MODES)}, not {value!r}")
+    if key == "warm_idle" and not float(value) > 0:
+        raise ConfigInvalid(f"{place}: warm_idle must be a positive number of seconds, not {value}")
     if key == "grpc_port" and not 0 < int(value) < 65536:
         raise ConfigInvalid(f"{place}: grpc_port must be a port number, not {value}")
 

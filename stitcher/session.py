@@ -156,6 +156,13 @@ class Session:
             self._client = None
             self._store = None
 
+    def refresh(self) -> None:
+        """Forget what was read about the collection (its settings, the store handle) and keep
+        the connection and query models: a long-lived caller (the warm search worker) then sees
+        a re-ingest or a drop as a fresh process would."""
+        self._store = None
+        self._settings = None
+
     def __enter__(self) -> Self:
         return self
 

@@ -63,6 +63,9 @@ REMOVED_ENVIRONMENT = (
     "STITCHER_MODEL",
     "STITCHER_ALPHA",
     "STITCHER_LIMIT",
+    # The warm search worker (stitcher.warm): tests that want it ask for it.
+    "STITCHER_WARM",
+    "STITCHER_WARM_IDLE",
 )
 
 # The server that served this run, for the terminal summary.

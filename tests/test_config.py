@@ -26,6 +26,8 @@ LAYER_VALUES: dict[str, tuple[Any, Any, Any]] = {
     "model": ("/models/file", "/models/env", "/models/flag"),
     "alpha": (0.25, 0.75, 1.0),
     "limit": (7, 8, 9),
+    "warm": ("never", "always", "auto"),
+    "warm_idle": (30.0, 2.5, 60.0),
 }
 
 
