@@ -26,18 +26,31 @@ stitcher.config: asking the worker must stay cheaper than what it saves.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import signal
 import socket
 import stat
+import struct
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from stitcher.config import process_environment, stitcher_home
+from stitcher.config import (
+    ConnectionSettings,
+    connection_settings,
+    process_environment,
+    stitcher_home,
+)
+
+# The rest of the library (the client, the query model, stitcher.api and what it pulls in) is
+# imported inside the worker's functions only: the caller's side must stay cheaper to import
+# than the in-process search it saves.
 
 #: Seconds a worker waits for a request before it exits (setting `warm_idle`).
 DEFAULT_IDLE = 600.0
@@ -108,7 +121,7 @@ def wanted(mode: str, *, stdin_tty: bool, stdout_tty: bool) -> bool:
 def fingerprint() -> str:
     """The caller's code and environment: stitcher's version, the interpreter, every module file
     of the package (path, size, mtime) and the environment that shapes a search."""
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # ~20 ms, caller pays it once
 
     digest = hashlib.sha256()
     with contextlib.suppress(PackageNotFoundError):
@@ -133,10 +146,6 @@ def search_request(request: dict[str, Any], *, profile: str | None, idle: float)
     """A search request as the worker reads it: `request["connection"]` (url, api_key,
     grpc_port as given) resolved here, where flags, environment and stitcher.toml are the
     caller's, and the working directory that a relative --model path is relative to."""
-    from dataclasses import asdict
-
-    from stitcher.config import connection_settings
-
     url, api_key, grpc_port = request["connection"]
     connection = connection_settings(url, api_key, grpc_port, profile=profile)
     return {**request, "connection": asdict(connection), "cwd": os.getcwd(), "idle": idle}
@@ -289,8 +298,6 @@ class _Worker:
 
     def session(self, spec: dict[str, Any]) -> Any:
         """The open Stitcher for `spec`'s server, collection and consistency (opened once)."""
-        from stitcher.config import ConnectionSettings
-
         connection = spec["connection"]
         key = _session_key(spec)
         found = self.sessions.get(key)
@@ -419,9 +426,6 @@ def _local_server_running(home: Path) -> bool:
 
 def serve(spec: dict[str, Any]) -> None:
     """Run a worker: listen, open the first request's session, answer until idle or stopped."""
-    import fcntl
-    import signal
-
     home = Path(spec["home"])
     folder = warm_dir(home)
     _private_dir(folder)
@@ -510,8 +514,6 @@ def _same_user(conn: socket.socket) -> bool:
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return True
-    import struct
-
     credentials = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", credentials)
     return bool(uid == os.getuid())
@@ -532,8 +534,6 @@ def _read_request(conn: socket.socket) -> dict[str, Any] | None:
 def result_to_data(result: Any) -> dict[str, Any]:
     """A SearchResult as JSON-ready data that `result_from_data` turns back into an equal one
     (metadata values that are not JSON types, such as dates, come back as their ISO text)."""
-    from dataclasses import asdict
-
     data = asdict(result)
     data["passages"] = [{**asdict(p), "metadata": _plain(p.metadata)} for p in result.passages]
     data["extra"] = _plain(result.extra)
