@@ -421,8 +421,10 @@ def run(args: argparse.Namespace, questions: list[Question], corpus: Path) -> di
             embed_ms: list[float] = []
             if args.reuse_query_vectors:
                 reuse_query_vectors(s.query_embedder(), embed_ms)
-            for alpha in alphas:
-                for kind in kinds:
+            # Questions at every alpha first, then the controls: a run stopped early (the
+            # partial JSON is written after each alpha) still holds the main table.
+            for kind in kinds:
+                for alpha in alphas:
                     by_set: dict[str, list[Outcome]] = {}
                     for q in questions:
                         query = query_of(q, kind)
@@ -444,6 +446,8 @@ def run(args: argparse.Namespace, questions: list[Question], corpus: Path) -> di
                                 f"alpha {alpha_label(alpha)} {name}: hit@5 {cell['hit5']} "
                                 f"MRR {cell['mrr5']} p50 {cell['p50_ms']} ms"
                             )
+                    partial = args.json.with_suffix(".partial.json")
+                    partial.write_text(json.dumps(results, ensure_ascii=False, default=str))
             if embed_ms:
                 results["query_embedding"] = {
                     "texts": len(embed_ms),
