@@ -320,7 +320,17 @@ def test_sql_never_changes_the_database(
     assert not evil.exists()
 
 
-@given(names=st.lists(values, min_size=1, max_size=5, unique=True))
+#: What a SQLite TEXT column can hold: UTF-8, so no lone surrogates (the driver refuses to encode
+#: one before SQL runs, which is the test's setup failing, not stitcher; found by the dev profile).
+sql_values = st.text(
+    alphabet=st.sampled_from(NASTY) | st.characters(exclude_categories=("Cs",)),
+    min_size=1,
+    max_size=40,
+)
+
+
+@given(names=st.lists(sql_values, min_size=1, max_size=5, unique=True))
+@example(names=['x" OR title!="y', "a,b')--", "路径\u00a0名"])
 def test_sql_values_become_literal_filter_values(
     tmp_path_factory: pytest.TempPathFactory, names: list[str]
 ) -> None:
