@@ -13,11 +13,12 @@ import random
 import shutil
 import uuid
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stitcher.errors import CollectionMissing, UsageError, WriteFailed
@@ -101,12 +102,46 @@ words = st.sampled_from(
 )
 
 
+def _overlaps_the_text_allows(previous: str, following: str) -> set[int]:
+    """Every overlap length (0 included) whose text repeats at this join and that ends where the
+    seed's splitter cuts (before whitespace) or is long enough to trust: more than one means the
+    chunk texts alone cannot tell where the join is (a repeated word, or a lone "，" that may or
+    may not be shared)."""
+    return {0} | {
+        k
+        for k in range(1, min(len(previous), len(following) - 1) + 1)
+        if previous.endswith(following[:k]) and (k >= 8 or following[k].isspace())
+    }
+
+
+#: A paragraph ending in the word the next paragraph consists of: the seed's overlap was the
+#: lone "茶树" paragraph (2 characters), but "茶树\n\n茶树" (6) reads the same from the texts.
+#: Found by the dev profile (seed 11); only the splitter's own split sizes could tell them apart.
+AMBIGUOUS_JOIN = [
+    ["茶树"],
+    ["茶树"],
+    ["茶树"],
+    ["茶树"] * 36,
+    ["茶树"],
+    ["茶树"] * 24 + ["soil"] * 5,
+]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(words, min_size=1, max_size=60), min_size=1, max_size=6))
+@example(AMBIGUOUS_JOIN)
 def test_reconstruction_property(paragraphs: list[list[str]]) -> None:
+    """Exact wherever every join is unambiguous; where the texts allow more than one overlap,
+    still a faithful layout (every chunk placed on its own text), and the longest overlap the
+    rules accept is taken (see overlap_length)."""
     text = "\n\n".join(" ".join(p) if i % 2 else "".join(p) for i, p in enumerate(paragraphs))
-    rebuilt = reconstruct(as_objects(seed_chunks(text)))
-    assert squeeze(rebuilt.text) == squeeze(text)
+    chunks = seed_chunks(text)
+    rebuilt = reconstruct(as_objects(chunks))
+    for placed in rebuilt.placed:
+        assert rebuilt.text[placed.start : placed.end] == placed.text
+    ambiguous = any(len(_overlaps_the_text_allows(a, b)) > 1 for a, b in pairwise(chunks))
+    if not ambiguous:
+        assert squeeze(rebuilt.text) == squeeze(text)
 
 
 def test_chains_split_at_a_change_of_source_and_ignore_input_order() -> None:
