@@ -22,6 +22,9 @@ Per form and language:
 - faithful: share of returned passages that are exact slices of the stored document text,
   `load(file).text[start:end] == passage.text`.
 - passage p50 / p95: characters of the passages returned for forward and backward queries.
+  A second table splits the p95: only the passages holding the query, only the passages made
+  of one stitched hit, and how many passages merge several hits (a merged passage is the union
+  of overlapping stitched hits, so it can be longer than any of them).
 - structure: labelled code/table/synopsis/column lines (sample) still a line of their own in
   the loaded text (target: all).
 
@@ -194,6 +197,10 @@ def run_case(s: Any, case: tc.Case, texts: dict[str, str]) -> list[Outcome]:
                 "chars": len(p.text),
                 "faithful": texts.get(p.doc_id, "\0")[p.start : p.end] == p.text,
                 "hit": i in hits,
+                # Hits merged into the passage (stitched hits that overlap or touch become one):
+                # tells a long merged passage from one hit stitched long.
+                "hits": len(p.hit_ids),
+                "hit_spans": [list(span) for span in p.hit_spans],
                 "text": p.text if i in hits else p.text[:120],
             }
             for i, p in enumerate(passages)
@@ -237,7 +244,14 @@ def summarise(
 
     forward, backward, keyword = of("forward"), of("backward"), of("keyword")
     passages = [p for o in forward + backward + keyword for p in o.passages]
-    lengths = [p["chars"] for o in forward + backward for p in o.passages]
+    returned = [p for o in forward + backward for p in o.passages]
+    lengths = [p["chars"] for p in returned]
+    # The same lengths split the ways the p95 target can be read: only the passage that holds
+    # the query (the one answering the case), and only passages of a single stitched hit (the
+    # length the stitching bound controls; a merged passage is the union of several, and its
+    # hits are left out here, so this is no per-hit figure for regions the query hits densely).
+    answering = [p["chars"] for p in returned if p["hit"]]
+    one_hit = [p["chars"] for p in returned if p["hits"] == 1]
     examples = []
     for case, outcomes in list(zip(item.cases, case_outcomes, strict=True))[:8]:
         examples.append(
@@ -278,6 +292,11 @@ def summarise(
         "faithful": rate([p["faithful"] for p in passages]),
         "passage_p50": percentile(lengths, 50) if lengths else None,
         "passage_p95": percentile(lengths, 95) if lengths else None,
+        "passage_p95_answering": percentile(answering, 95) if answering else None,
+        "passage_p95_one_hit": percentile(one_hit, 95) if one_hit else None,
+        "passages_merged": sum(p["hits"] > 1 for p in returned),
+        "passages_over_600": sum(p["chars"] > 600 for p in returned),
+        "passages_over_600_merged": sum(p["chars"] > 600 and p["hits"] > 1 for p in returned),
         "structure_kept": structure["kept"],
         "structure_total": structure["total"],
         "structure_lost": structure["lost"],
@@ -306,6 +325,17 @@ HEADERS = (
     "p50",
     "p95",
     "structure kept",
+)
+
+LENGTH_HEADERS = (
+    "form",
+    "lang",
+    "p95 all",
+    "p95 answering",
+    "p95 one hit",
+    "merged",
+    "> 600",
+    "> 600 merged",
 )
 
 
@@ -349,6 +379,32 @@ def report(results: dict[str, Any]) -> str:
         f" budget {results['budget']} characters per form, seed {results['seed']}.",
         "",
         common.markdown_table(HEADERS, rows),
+    ]
+    lengths = [
+        [
+            row["form"],
+            row["lang"],
+            *(
+                _fmt(row.get(k))
+                for k in (
+                    "passage_p95",
+                    "passage_p95_answering",
+                    "passage_p95_one_hit",
+                    "passages_merged",
+                    "passages_over_600",
+                    "passages_over_600_merged",
+                )
+            ),
+        ]
+        for row in results["rows"]
+    ]
+    lines += [
+        "",
+        "Passage lengths (forward and backward queries): p95 of every returned passage, of the "
+        "passages holding the query, of passages made of one stitched hit; merged = passages "
+        "joining several hits.",
+        "",
+        common.markdown_table(LENGTH_HEADERS, lengths),
     ]
     if results["failed_forms"]:
         lines += ["", "Forms that could not be built or run:", ""]
