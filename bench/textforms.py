@@ -22,6 +22,10 @@ Per form and language:
 - faithful: share of returned passages that are exact slices of the stored document text,
   `load(file).text[start:end] == passage.text`.
 - passage p50 / p95: characters of the passages returned for forward and backward queries.
+  A second table splits the p95: only the passages holding the query, only the passages made
+  of one stitched hit, every hit of a returned passage stitched on its own (before merging),
+  and how many passages merge several hits (a merged passage is the union of stitched hits
+  that share text, so it can be longer than any of them).
 - structure: labelled code/table/synopsis/column lines (sample) still a line of their own in
   the loaded text (target: all).
 
@@ -161,16 +165,46 @@ def run_form(
                 texts[src.doc_id] = load(src).text
             except Exception as error:  # a file stitcher cannot read is reported, not fatal
                 log(f"{form}: {relative}: {error}")
+        alone = stitched_alone(s.store, texts)
         for item in prepared:
             lang = item.built.lang
             with common.phase(f"{form}/{lang}: queries", bench.pid, phases):
-                outcomes = [run_case(s, case, texts) for case in item.cases]
+                outcomes = [run_case(s, case, texts, alone) for case in item.cases]
             structure = structure_check(item, texts, by_relative)
             out[(form, lang)] = summarise(item, outcomes, structure, summary)
     return out
 
 
-def run_case(s: Any, case: tc.Case, texts: dict[str, str]) -> list[Outcome]:
+def stitched_alone(store: Any, texts: dict[str, str]) -> dict[tuple[str, int, int], int]:
+    """Every stored chunk's length once stitched on its own, by (doc_id, start, end).
+
+    A passage merges the stitched hits that share text, so its length says little about how
+    far stitching widened each hit; this is that width, computed by the same `stitch` call
+    search makes, with every chunk of the document at hand (search reads the same characters,
+    from the stored context or one fetch).
+    """
+    from stitcher.config import DEFAULT_MAX_EXTEND
+    from stitcher.models import SpanRequest
+    from stitcher.stitch import stitch
+
+    window = 20_000  # characters per request: far below the store's 10,000-object cap
+    lengths: dict[tuple[str, int, int], int] = {}
+    for doc_id, stored in store.documents().items():
+        size = len(texts.get(doc_id, "")) + 1
+        for doc_hash in stored.doc_hashes:
+            requests = [
+                SpanRequest(doc_id, doc_hash, lo, lo + window) for lo in range(0, size, window)
+            ]
+            records = sorted(store.fetch_spans(requests), key=lambda r: r.start)
+            for r in records:
+                span = stitch(r, records, max_extend=DEFAULT_MAX_EXTEND, carry_headings=True)
+                lengths[(doc_id, r.start, r.end)] = span.end - span.start
+    return lengths
+
+
+def run_case(
+    s: Any, case: tc.Case, texts: dict[str, str], alone: dict[tuple[str, int, int], int]
+) -> list[Outcome]:
     sentence_key = tc.key(case.sentence)
     results = []
     queries = [("forward", case.forward), ("backward", case.backward)]
@@ -194,6 +228,11 @@ def run_case(s: Any, case: tc.Case, texts: dict[str, str]) -> list[Outcome]:
                 "chars": len(p.text),
                 "faithful": texts.get(p.doc_id, "\0")[p.start : p.end] == p.text,
                 "hit": i in hits,
+                # Hits merged into the passage (stitched hits that overlap or touch become one):
+                # tells a long merged passage from one hit stitched long.
+                "hits": len(p.hit_ids),
+                "hit_spans": [list(span) for span in p.hit_spans],
+                "hit_chars": [alone.get((p.doc_id, a, b)) for a, b in p.hit_spans],
                 "text": p.text if i in hits else p.text[:120],
             }
             for i, p in enumerate(passages)
@@ -237,7 +276,16 @@ def summarise(
 
     forward, backward, keyword = of("forward"), of("backward"), of("keyword")
     passages = [p for o in forward + backward + keyword for p in o.passages]
-    lengths = [p["chars"] for o in forward + backward for p in o.passages]
+    returned = [p for o in forward + backward for p in o.passages]
+    lengths = [p["chars"] for p in returned]
+    # The same lengths split the ways the p95 target can be read: only the passage that holds
+    # the query (the one answering the case), and only passages of a single stitched hit (the
+    # length the stitching bound controls; a merged passage is the union of several, and its
+    # hits are left out here, so this is no per-hit figure for regions the query hits densely).
+    answering = [p["chars"] for p in returned if p["hit"]]
+    one_hit = [p["chars"] for p in returned if p["hits"] == 1]
+    # Each hit of a returned passage stitched on its own, before merging.
+    per_hit = [n for p in returned for n in p["hit_chars"] if n is not None]
     examples = []
     for case, outcomes in list(zip(item.cases, case_outcomes, strict=True))[:8]:
         examples.append(
@@ -278,6 +326,14 @@ def summarise(
         "faithful": rate([p["faithful"] for p in passages]),
         "passage_p50": percentile(lengths, 50) if lengths else None,
         "passage_p95": percentile(lengths, 95) if lengths else None,
+        "passage_p95_answering": percentile(answering, 95) if answering else None,
+        "passage_p95_one_hit": percentile(one_hit, 95) if one_hit else None,
+        "hit_p95": percentile(per_hit, 95) if per_hit else None,
+        "hit_max": max(per_hit) if per_hit else None,
+        "hits_unknown": sum(n is None for p in returned for n in p["hit_chars"]),
+        "passages_merged": sum(p["hits"] > 1 for p in returned),
+        "passages_over_600": sum(p["chars"] > 600 for p in returned),
+        "passages_over_600_merged": sum(p["chars"] > 600 and p["hits"] > 1 for p in returned),
         "structure_kept": structure["kept"],
         "structure_total": structure["total"],
         "structure_lost": structure["lost"],
@@ -306,6 +362,18 @@ HEADERS = (
     "p50",
     "p95",
     "structure kept",
+)
+
+LENGTH_HEADERS = (
+    "form",
+    "lang",
+    "p95 all",
+    "p95 answering",
+    "p95 one hit",
+    "p95 / max per hit",
+    "merged",
+    "> 600",
+    "> 600 merged",
 )
 
 
@@ -349,6 +417,39 @@ def report(results: dict[str, Any]) -> str:
         f" budget {results['budget']} characters per form, seed {results['seed']}.",
         "",
         common.markdown_table(HEADERS, rows),
+    ]
+    lengths = [
+        [
+            row["form"],
+            row["lang"],
+            *(
+                _fmt(row.get(k))
+                for k in (
+                    "passage_p95",
+                    "passage_p95_answering",
+                    "passage_p95_one_hit",
+                )
+            ),
+            f"{_fmt(row.get('hit_p95'))} / {_fmt(row.get('hit_max'))}",
+            *(
+                _fmt(row.get(k))
+                for k in (
+                    "passages_merged",
+                    "passages_over_600",
+                    "passages_over_600_merged",
+                )
+            ),
+        ]
+        for row in results["rows"]
+    ]
+    lines += [
+        "",
+        "Passage lengths (forward and backward queries): p95 of every returned passage, of the "
+        "passages holding the query, of passages made of one stitched hit, and of every hit of "
+        "a returned passage stitched on its own (before merging); merged = passages joining "
+        "several hits.",
+        "",
+        common.markdown_table(LENGTH_HEADERS, lengths),
     ]
     if results["failed_forms"]:
         lines += ["", "Forms that could not be built or run:", ""]
