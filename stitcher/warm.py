@@ -356,6 +356,9 @@ class _Worker:
             org=spec["org"],
         )
         explain = bool(spec["explain"])
+        # The settings the result names stay named (not spelled as the library's parameters):
+        # the caller spells them as its flags, as it does a search of its own.
+        result = result.spelled(lambda text: text)
         answer: dict[str, Any] = {"status": "ok"}
         if spec["as_json"]:
             answer["json"] = json.dumps(result.to_json(explain), ensure_ascii=False, default=str)

@@ -18,12 +18,14 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stitcher import warm
+from stitcher.errors import setting, worded
 from stitcher.models import Passage, ScoreExplain
 from stitcher.search import SearchResult
 from tests.test_exit_codes import REPO, run_stitcher, script_environment
@@ -154,6 +156,9 @@ def test_later_searches_are_served_by_the_worker_with_the_in_process_output(
         assert (warm_panels.returncode, cold_panels.returncode) == (0, 0)
         assert warm_panels.stdout == cold_panels.stdout, args
         assert warm_panels.stderr == cold_panels.stderr, args
+        if "--alpha" in args:  # the worker's reason names the setting; the caller spells it
+            assert "as requested (--alpha)" in json.loads(warm_json.stdout)["alpha_reason"]
+            assert "as requested (--alpha)" in warm_panels.stdout
 
 
 def test_a_served_search_loads_neither_the_client_nor_the_model(
@@ -373,6 +378,12 @@ def test_a_search_result_survives_the_trip_as_data() -> None:
     )
     data = json.loads(json.dumps(warm.result_to_data(result)))
     assert warm.result_from_data(data) == result
+
+    # A reason that names a setting keeps it named on the way, for the caller to spell.
+    named = replace(result, alpha_reason="(alpha)", _alpha_reason=f"({setting('alpha')})")
+    data = json.loads(json.dumps(warm.result_to_data(named)))
+    spelled = warm.result_from_data(data).spelled(lambda text: worded(text, {"alpha": "--alpha"}))
+    assert spelled.alpha_reason == "(--alpha)"
 
 
 def test_the_fingerprint_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

