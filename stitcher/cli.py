@@ -411,11 +411,12 @@ def server_stop() -> None:
 
 @server_app.command("status")
 def server_status(as_json: JsonOpt = False) -> None:
-    """Version, ports, data path, collections and object counts of the local server."""
-    from stitcher import render, server
+    """Version, ports, data path, collections and object counts of the local server, and the
+    warm search worker (pid, sessions, idle time left) if one runs."""
+    from stitcher import render, server, warm
 
     state = server.status()
-    data = state.to_json()
+    data = {**state.to_json(), "warm_worker": warm.summary()}
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
     else:

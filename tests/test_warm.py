@@ -291,9 +291,44 @@ def test_an_idle_worker_exits_by_itself(weaviate_server: Any, collection: str, h
     found = wait_for_worker(home)
     assert found["idle"] == 2
 
+    # Asking how it is (server status, doctor) does not keep it alive: only searches do.
+    deadline = time.monotonic() + 120
+    while warm.status(home) is not None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert warm.status(home) is None, "status requests kept the idle worker alive"
     assert wait_until_gone(found["pid"])
     assert not warm.socket_path(home).exists()
     assert "idle for 2 s; exiting" in (warm.warm_dir(home) / warm.LOG_FILE).read_text()
+
+
+def test_server_status_and_doctor_show_the_worker(
+    weaviate_server: Any, collection: str, home: Path
+) -> None:
+    env = environment(home, weaviate_server, COLUMNS="200")
+    assert search(env, collection, "stars", "--json").returncode == 0
+    pid = wait_for_worker(home)["pid"]
+
+    shown = run_stitcher("server", "status", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    worker = json.loads(shown.stdout)["warm_worker"]
+    assert worker["running"] and worker["pid"] == pid, worker
+    assert (worker["sessions"], worker["served"], worker["idle"]) == (1, 0, float(TEST_IDLE))
+    assert 0 < worker["idle_left"] <= worker["idle"]
+    text = run_stitcher("server", "status", env=env)
+    assert text.returncode == 0, text.stderr
+    assert f"running: pid {pid}, 1 open session, 0 searches served, exits after" in text.stdout
+    doctor = run_stitcher("doctor", "--json", env=env)
+    checks = {check["check"]: check for check in json.loads(doctor.stdout)}
+    assert checks["warm worker"]["status"] == "ok"
+    assert checks["warm worker"]["detail"].startswith(f"running: pid {pid}, 1 open session")
+
+    assert warm.stop_worker(home) and wait_until_gone(pid)
+    shown = run_stitcher("server", "status", "--json", env=env)
+    assert json.loads(shown.stdout)["warm_worker"] == {"running": False}
+    text = run_stitcher("server", "status", env=env)
+    assert "not running (a search from a terminal starts it)" in text.stdout
+    doctor = run_stitcher("doctor", env=env)
+    assert "not running (a search from a terminal starts it)" in doctor.stdout
 
 
 def test_server_stop_stops_the_worker(weaviate_server: Any, collection: str, home: Path) -> None:
