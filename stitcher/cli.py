@@ -411,11 +411,12 @@ def server_stop() -> None:
 
 @server_app.command("status")
 def server_status(as_json: JsonOpt = False) -> None:
-    """Version, ports, data path, collections and object counts of the local server."""
-    from stitcher import render, server
+    """Version, ports, data path, collections and object counts of the local server, and the
+    warm search worker (pid, sessions, idle time left) if one runs."""
+    from stitcher import render, server, warm
 
     state = server.status()
-    data = state.to_json()
+    data = {**state.to_json(), "warm_worker": warm.summary()}
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
     else:
@@ -764,14 +765,14 @@ def search(
                             doc=doc,
                             sql=sql_join,
                             org=org,
-                        )
+                        ).spelled(_worded)
                         typer.echo(
                             json.dumps(result.to_json(explain), ensure_ascii=False, default=str)
                         )
             return
         result = s.search_result(
             query, options=options, model=model, latest=latest, doc=doc, sql=sql_join, org=org
-        )
+        ).spelled(_worded)
     if as_json:
         typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False, default=str))
     else:
@@ -815,12 +816,23 @@ def _ask_warm_worker(request: dict[str, Any], explain: bool) -> str:
     for message in answer.get("notices", ()):
         err.print(_worded(message))
     if "json" in answer:
-        typer.echo(answer["json"])
+        typer.echo(_spelled_json(answer["json"]) if explain else answer["json"])
     else:
         from stitcher import render
 
-        render.search_results(_out(), warm.result_from_data(answer["result"]), explain=explain)
+        result = warm.result_from_data(answer["result"]).spelled(_worded)
+        render.search_results(_out(), result, explain=explain)
     return "served"
+
+
+def _spelled_json(text: str) -> str:
+    """The worker's `--json --explain` line with the settings its alpha_reason names spelled as
+    flags (the worker does not know them; the round trip keeps every other byte as it was)."""
+    data = json.loads(text)
+    if "alpha_reason" not in data:
+        return text
+    data["alpha_reason"] = _worded(data["alpha_reason"])
+    return json.dumps(data, ensure_ascii=False)
 
 
 def _start_warm_worker(request: dict[str, Any]) -> None:

@@ -78,12 +78,20 @@ def run_checks(options: DoctorOptions) -> list[Check]:
     ]
     server_check, client = check_server(options.connection)
     checks.append(server_check)
+    checks.append(check_warm_worker())
     if client is not None:
         try:
             checks.extend(check_collections(client, options))
         finally:
             client.close()
     return checks
+
+
+def check_warm_worker() -> Check:
+    """The warm search worker: informational (searches work the same without it)."""
+    from stitcher import warm
+
+    return Check("warm worker", "ok", warm.describe(warm.summary()))
 
 
 # --- tools and files --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MODEL
+from stitcher.errors import setting
 from stitcher.models import Hit, ScoreExplain
 from stitcher.stitch import is_heading
 
@@ -138,7 +139,8 @@ def base_alpha(model_name: str | None, script: str) -> tuple[float, bool]:
 def effective_alpha(
     query: str, reading: ModelReading | None, requested: float | None
 ) -> tuple[float, str]:
-    """The vector weight to search with, and a one-line reason for `--explain`.
+    """The vector weight to search with, and a one-line reason for `--explain` (naming the
+    `alpha` setting through stitcher.errors.setting: spell it with SearchResult.spelled).
 
     An explicit `requested` alpha always wins. Otherwise the base for the query's main script
     (the model's own in BASE_ALPHA_BY_MODEL, else BASE_ALPHA_BY_SCRIPT) is scaled by the share
@@ -146,7 +148,7 @@ def effective_alpha(
     and the share of tokens that are not [UNK]; never below MIN_AUTO_ALPHA once lowered.
     """
     if requested is not None:
-        return requested, f"alpha {requested:.2f} as requested (--alpha)"
+        return requested, f"alpha {requested:.2f} as requested ({setting('alpha')})"
     shares = script_shares(query)
     main = max(shares, key=lambda s: shares[s]) if shares else "latin"
     base, own = base_alpha(reading.name if reading is not None else None, main)

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
+from stitcher import warm
 from stitcher.doctor import Check
 from stitcher.errors import worded
 from stitcher.fusion import one_sided
@@ -85,6 +86,8 @@ def server_status(console: Console, status: dict[str, Any]) -> None:
             continue  # a table of its own below
         if key == "collections" and isinstance(value, list):
             value = ", ".join(f"{c['name']} ({c['objects']} objects)" for c in value) or "none"
+        if key == "warm_worker" and isinstance(value, dict):
+            value = warm.describe(value)
         if key == "gse_dictionary_dir":
             # stitcher segments Chinese itself; gse_ch only matters to other clients
             value = value or "missing (the server's gse_ch tokenizer would index nothing)"

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stitcher.config import DEFAULT_MAX_EXTEND
-from stitcher.errors import UsageError, setting
+from stitcher.errors import UsageError, setting, worded
 from stitcher.filters import Where
 from stitcher.fusion import ModelReading, demote_weak_hits, effective_alpha, one_sided
 from stitcher.models import Hit, Passage
@@ -72,9 +72,17 @@ class SearchResult:
     took_ms: float
     round_trips: int
     extra: dict[str, Any] = field(default_factory=dict)
-    #: The vector weight the query ran with and why (stitcher.fusion.effective_alpha).
+    #: The vector weight the query ran with and why (stitcher.fusion.effective_alpha), the
+    #: settings it names spelled as the library's parameters (`alpha`).
     alpha: float | None = None
     alpha_reason: str = ""
+    #: The reason with its settings still named (stitcher.errors.setting), for `spelled`.
+    _alpha_reason: str = field(default="", repr=False, compare=False)
+
+    def spelled(self, wording: Callable[[str], str] = worded) -> SearchResult:
+        """The result with the settings its texts name spelled by `wording` (the CLI: as flags;
+        by default as the library's parameters, see stitcher.errors.setting)."""
+        return replace(self, alpha_reason=wording(self._alpha_reason or self.alpha_reason))
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         """The `--json` object for one query."""
@@ -165,7 +173,8 @@ def search(
         took_ms=took,
         round_trips=round_trips,
         alpha=alpha,
-        alpha_reason=alpha_reason,
+        alpha_reason=worded(alpha_reason),
+        _alpha_reason=alpha_reason,
     )
 
 

@@ -36,7 +36,7 @@ import stat
 import struct
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -183,9 +183,32 @@ def search(request: dict[str, Any], home: Path | None = None) -> dict[str, Any] 
 
 
 def status(home: Path | None = None) -> dict[str, Any] | None:
-    """The running worker's pid, sessions and requests served; None when none answers."""
+    """The running worker's pid, sessions, requests served, idle exit (`idle` seconds after the
+    last search) and the seconds of it left (`idle_left`); None when none answers."""
     answer = ask({"op": "status"}, home, timeout=5)
     return answer if answer is not None and answer.get("status") == "ok" else None
+
+
+def summary(home: Path | None = None) -> dict[str, Any]:
+    """The worker as `server status --json` and `doctor` show it: `running`, and when it runs
+    its `pid`, open `sessions`, searches `served`, `idle` exit and `idle_left` seconds."""
+    found = status(home)
+    if found is None:
+        return {"running": False}
+    keys = ("pid", "sessions", "served", "idle", "idle_left")
+    return {"running": True, **{key: found.get(key) for key in keys}}
+
+
+def describe(summary: dict[str, Any]) -> str:
+    """`summary` in one line of text."""
+    if not summary.get("running"):
+        return "not running (a search from a terminal starts it)"
+    sessions = summary.get("sessions")
+    return (
+        f"running: pid {summary.get('pid')}, {sessions} open session{'s' * (sessions != 1)}, "
+        f"{summary.get('served')} searches served, exits after {summary.get('idle_left'):g} s "
+        "more without a search"
+    )
 
 
 def stop_worker(home: Path | None = None, timeout: float = 5.0) -> bool:
@@ -291,6 +314,13 @@ class _Worker:
         self.sessions: dict[str, Any] = {}
         self.notices: list[str] = []
         self.served = 0
+        # Only searches keep the worker alive: `server status` and `doctor` asking how it is
+        # must not postpone its exit for ever.
+        self.last_search = time.monotonic()
+
+    def idle_left(self) -> float:
+        """Seconds until the worker exits unless a search comes (0 when due)."""
+        return max(0.0, self.last_search + self.idle - time.monotonic())
 
     def log(self, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -356,6 +386,9 @@ class _Worker:
             org=spec["org"],
         )
         explain = bool(spec["explain"])
+        # The settings the result names stay named (not spelled as the library's parameters):
+        # the caller spells them as its flags, as it does a search of its own.
+        result = result.spelled(lambda text: text)
         answer: dict[str, Any] = {"status": "ok"}
         if spec["as_json"]:
             answer["json"] = json.dumps(result.to_json(explain), ensure_ascii=False, default=str)
@@ -373,12 +406,14 @@ class _Worker:
                 "served": self.served,
                 "sessions": len(self.sessions),
                 "idle": self.idle,
+                "idle_left": round(self.idle_left(), 1),
             }, False
         if op == "stop":
             self.log("asked to stop")
             return {"status": "ok"}, True
         if op != "search":
             return {"status": "error", "reason": f"unknown request {op!r}"}, False
+        self.last_search = time.monotonic()
         if request.get("fingerprint") != self.fingerprint:
             self.log("stale: the caller's code or environment differs; exiting")
             return {"status": "stale"}, True
@@ -468,7 +503,8 @@ def serve(spec: dict[str, Any]) -> None:
             except Exception as error:  # the next search reports it, in-process
                 worker.drop(first)
                 worker.log(f"no warm-up: {type(error).__name__}")
-        for conn in _connections(listener, worker.idle):
+        worker.last_search = time.monotonic()  # the idle time starts once it is warm
+        for conn in _connections(listener, worker.idle_left):
             with conn:
                 if not _same_user(conn):
                     continue
@@ -498,9 +534,14 @@ def _warm_up(worker: _Worker, first: dict[str, Any]) -> None:
     worker.log("warmed up")
 
 
-def _connections(listener: socket.socket, idle: float) -> Iterator[socket.socket]:
-    listener.settimeout(idle)
+def _connections(
+    listener: socket.socket, idle_left: Callable[[], float]
+) -> Iterator[socket.socket]:
     while True:
+        left = idle_left()
+        if left <= 0:
+            return
+        listener.settimeout(left)
         try:
             conn, _ = listener.accept()
         except TimeoutError:

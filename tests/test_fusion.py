@@ -6,6 +6,7 @@ import pytest
 
 from stitcher import fusion
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MODEL
+from stitcher.errors import worded
 from stitcher.fusion import (
     ModelReading,
     demote_weak_hits,
@@ -37,7 +38,9 @@ def test_script_shares_count_letters_only() -> None:
 def test_an_explicit_alpha_always_wins() -> None:
     alpha, reason = effective_alpha("如何升级系统", ENGLISH_ONLY, 0.8)
     assert alpha == 0.8
-    assert "--alpha" in reason
+    # The reason names the setting; the library shows it as `alpha`, the CLI as `--alpha`.
+    assert worded(reason) == "alpha 0.80 as requested (alpha)"
+    assert worded(reason, {"alpha": "--alpha"}) == "alpha 0.80 as requested (--alpha)"
 
 
 def test_a_query_the_model_reads_gets_the_base_alpha() -> None:

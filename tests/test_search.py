@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from stitcher.errors import UsageError
+from stitcher.errors import UsageError, worded
 from stitcher.ingest import IngestOptions, ingest
 from stitcher.search import SearchOptions, search
 from tests.fakes import CountingStore, FakeEmbedder
@@ -330,6 +330,12 @@ def test_without_alpha_the_model_reading_sets_it_and_the_result_says_why(loaded:
         store, "茶树 修剪", embedder.embed_query, SearchOptions(alpha=0.9), english_only
     )
     assert chosen.alpha == 0.9
+    # The library shows the setting by its name; the CLI spells it as its flag.
+    assert chosen.alpha_reason == "alpha 0.90 as requested (alpha)"
+    assert chosen.to_json(explain=True)["alpha_reason"] == chosen.alpha_reason
+    flagged = chosen.spelled(lambda text: worded(text, {"alpha": "--alpha"}))
+    assert flagged.alpha_reason == "alpha 0.90 as requested (--alpha)"
+    assert flagged.to_json(explain=True)["alpha_reason"] == flagged.alpha_reason
 
 
 def test_two_sided_passages_rank_before_one_sided_ones(loaded: Any) -> None:

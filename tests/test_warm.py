@@ -18,12 +18,14 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stitcher import warm
+from stitcher.errors import setting, worded
 from stitcher.models import Passage, ScoreExplain
 from stitcher.search import SearchResult
 from tests.test_exit_codes import REPO, run_stitcher, script_environment
@@ -154,6 +156,9 @@ def test_later_searches_are_served_by_the_worker_with_the_in_process_output(
         assert (warm_panels.returncode, cold_panels.returncode) == (0, 0)
         assert warm_panels.stdout == cold_panels.stdout, args
         assert warm_panels.stderr == cold_panels.stderr, args
+        if "--alpha" in args:  # the worker's reason names the setting; the caller spells it
+            assert "as requested (--alpha)" in json.loads(warm_json.stdout)["alpha_reason"]
+            assert "as requested (--alpha)" in warm_panels.stdout
 
 
 def test_a_served_search_loads_neither_the_client_nor_the_model(
@@ -286,9 +291,44 @@ def test_an_idle_worker_exits_by_itself(weaviate_server: Any, collection: str, h
     found = wait_for_worker(home)
     assert found["idle"] == 2
 
+    # Asking how it is (server status, doctor) does not keep it alive: only searches do.
+    deadline = time.monotonic() + 120
+    while warm.status(home) is not None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert warm.status(home) is None, "status requests kept the idle worker alive"
     assert wait_until_gone(found["pid"])
     assert not warm.socket_path(home).exists()
     assert "idle for 2 s; exiting" in (warm.warm_dir(home) / warm.LOG_FILE).read_text()
+
+
+def test_server_status_and_doctor_show_the_worker(
+    weaviate_server: Any, collection: str, home: Path
+) -> None:
+    env = environment(home, weaviate_server, COLUMNS="200")
+    assert search(env, collection, "stars", "--json").returncode == 0
+    pid = wait_for_worker(home)["pid"]
+
+    shown = run_stitcher("server", "status", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    worker = json.loads(shown.stdout)["warm_worker"]
+    assert worker["running"] and worker["pid"] == pid, worker
+    assert (worker["sessions"], worker["served"], worker["idle"]) == (1, 0, float(TEST_IDLE))
+    assert 0 < worker["idle_left"] <= worker["idle"]
+    text = run_stitcher("server", "status", env=env)
+    assert text.returncode == 0, text.stderr
+    assert f"running: pid {pid}, 1 open session, 0 searches served, exits after" in text.stdout
+    doctor = run_stitcher("doctor", "--json", env=env)
+    checks = {check["check"]: check for check in json.loads(doctor.stdout)}
+    assert checks["warm worker"]["status"] == "ok"
+    assert checks["warm worker"]["detail"].startswith(f"running: pid {pid}, 1 open session")
+
+    assert warm.stop_worker(home) and wait_until_gone(pid)
+    shown = run_stitcher("server", "status", "--json", env=env)
+    assert json.loads(shown.stdout)["warm_worker"] == {"running": False}
+    text = run_stitcher("server", "status", env=env)
+    assert "not running (a search from a terminal starts it)" in text.stdout
+    doctor = run_stitcher("doctor", env=env)
+    assert "not running (a search from a terminal starts it)" in doctor.stdout
 
 
 def test_server_stop_stops_the_worker(weaviate_server: Any, collection: str, home: Path) -> None:
@@ -373,6 +413,12 @@ def test_a_search_result_survives_the_trip_as_data() -> None:
     )
     data = json.loads(json.dumps(warm.result_to_data(result)))
     assert warm.result_from_data(data) == result
+
+    # A reason that names a setting keeps it named on the way, for the caller to spell.
+    named = replace(result, alpha_reason="(alpha)", _alpha_reason=f"({setting('alpha')})")
+    data = json.loads(json.dumps(warm.result_to_data(named)))
+    spelled = warm.result_from_data(data).spelled(lambda text: worded(text, {"alpha": "--alpha"}))
+    assert spelled.alpha_reason == "(--alpha)"
 
 
 def test_the_fingerprint_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

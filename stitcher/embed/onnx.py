@@ -10,6 +10,7 @@ rebuilds exactly what sentence-transformers computes with onnxruntime + numpy.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import re
@@ -28,6 +29,10 @@ from stitcher.errors import ModelError
 
 if TYPE_CHECKING:
     import numpy as np
+
+# numpy, onnx, onnxruntime, tokenizers and filelock load native code or asyncio (numpy ~100 ms,
+# onnxruntime ~150 ms, filelock ~60 ms), and torch takes seconds; each is imported by the
+# function that needs it, so resolving a model or reading an export's spec stays instant.
 
 #: Bump when the export layout or spec changes, so old exports are ignored, not misread.
 EXPORT_FORMAT = 1
@@ -235,8 +240,6 @@ def _legacy(mode: str) -> str:
 
 
 def _trace_to_onnx(transformer: Any, tokenizer: Any, path: Path) -> list[str]:
-    import inspect
-
     import torch
 
     auto_model = transformer.auto_model

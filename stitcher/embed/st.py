@@ -10,6 +10,10 @@ from typing import Any
 from stitcher.embed.models import ModelRef, offline_environment
 from stitcher.errors import ModelError
 
+# sentence_transformers and transformers (torch: ~10 s) and numpy (~100 ms) are imported inside
+# the functions that run the model, so importing this module (the ONNX embedder does, for its
+# export) costs nothing on the search path.
+
 # One loaded model per directory and process: several embedders (ingest, export, a fallback query
 # embedder) share the ~90 MB of weights and the load time.
 _LOADED: dict[str, Any] = {}
