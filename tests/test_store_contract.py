@@ -224,3 +224,47 @@ def test_memory_stores_of_one_server_see_each_others_collections() -> None:
     assert alone.collection_names() == ["Alone"]
     first.drop()
     assert second.collection_names() == ["Second"]
+
+
+# --- a delete refused by a full disk is named as such (seen in CI's disk-full fault test) ------
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        ("store is read-only", "refuses writes to"),
+        ("object is locked by another writer", "could not delete 1 chunks of 'd'"),
+    ],
+)
+def test_a_refused_delete_says_why(weaviate_client: Any, error: str, expected: str) -> None:
+    """When the disk fills between writing a new version and deleting the old one, the delete is
+    what fails: its per-object error must reach the one-line message (read-only → the fault
+    that says 'free disk space', anything else → the reason itself)."""
+    from weaviate.collections.classes.batch import DeleteManyObject, DeleteManyReturn
+
+    from stitcher.errors import StitcherError
+
+    name = f"ContractTest_{uuid.uuid4().hex[:12]}"
+    store = WeaviateStore(weaviate_client, name)
+    store.create(SETTINGS)
+    try:
+        write_ok(store, make_records("d", "x" * 20))
+        refusal = DeleteManyReturn(
+            failed=1,
+            matches=1,
+            successful=0,
+            objects=[DeleteManyObject(uuid=uuid.uuid4(), successful=False, error=error)],
+        )
+        data = store._collection.data
+        original = type(data).delete_many
+        try:
+            type(data).delete_many = lambda self, **kwargs: refusal  # type: ignore[method-assign]
+            with pytest.raises(StitcherError) as raised:
+                store.delete_document("d")
+        finally:
+            type(data).delete_many = original  # type: ignore[method-assign]
+        assert expected in str(raised.value)
+        assert error in str(raised.value)
+        assert store.count() == 3  # nothing lost
+    finally:
+        weaviate_client.collections.delete(name)

@@ -624,15 +624,23 @@ class WeaviateStore:
             condition = condition & Filter.by_property("doc_hash").not_equal(keep_doc_hash)
         deleted = 0
         while True:  # each call deletes at most MAX_RESULTS objects
+            # verbose: the per-object errors tell a full disk (read-only shards) from a refusal
+            # of one object, which the summary line must name differently.
             result = self._call(
                 "deleting an old version",
-                lambda: self._collection.data.delete_many(where=condition),
+                lambda: self._collection.data.delete_many(where=condition, verbose=True),
             )
             deleted += result.successful
             if result.failed:
+                reasons = [obj.error for obj in result.objects if not obj.successful and obj.error]
+                faults = [classify(reason) for reason in reasons]
+                fatal = next((f for f in faults if f.kind in ("read_only", "schema")), None)
+                if fatal is not None:
+                    raise server_fault(fatal, url=self.url, doing="deleting", collection=self._name)
+                because = f" ({reasons[0]})" if reasons else " (Weaviate's log has the reason)"
                 raise WriteFailed(
                     f"could not delete {result.failed} chunks of {doc_id!r} from collection "
-                    f"{self._name!r}; run the command again (Weaviate's log has the reason)"
+                    f"{self._name!r}{because}; run the command again"
                 )
             if result.matches == 0 or result.successful == 0:
                 return deleted
