@@ -308,7 +308,6 @@ def _root(
     ] = False,
 ) -> None:
     """Load documents into Weaviate and search them so every hit comes back as whole sentences."""
-
     _OUTPUT.quiet = quiet
     _OUTPUT.verbose = verbose
     quiet_third_parties(verbose)
@@ -337,7 +336,6 @@ def _defaults_for(command: object, values: dict[str, object]) -> dict[str, objec
 @config_app.command("show")
 def config_show(as_json: JsonOpt = False) -> None:
     """The effective settings and where each comes from (flag, environment, file, default)."""
-
     data = load_settings(_profile.name).to_json()
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
@@ -449,7 +447,7 @@ def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = No
     err = _err()
     client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
     try:
-        report = backup_local(client, backup_id, collections, _local_home() / BACKUPS_DIR)
+        report = backup_local(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
     finally:
         client.close()
     typer.echo(report.one_line("created"))
@@ -465,15 +463,10 @@ def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = N
     err = _err()
     client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
     try:
-        report = restore_local(client, backup_id, collections, _local_home() / BACKUPS_DIR)
+        report = restore_local(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
     finally:
         client.close()
     typer.echo(report.one_line("restored"))
-
-
-def _local_home() -> Path:
-
-    return stitcher_home()
 
 
 # --- model ----------------------------------------------------------------------------------
@@ -786,7 +779,6 @@ def search(
 def _warm_request(flag: bool | None, request: dict[str, Any]) -> dict[str, Any] | None:
     """The worker's request for this search, or None when the worker is not to be used."""
     from stitcher import warm
-    from stitcher.config import load_settings
 
     settings = load_settings(_profile.name)
     mode = {True: "always", False: "never", None: settings.value("warm")}[flag]
@@ -925,7 +917,6 @@ def drop(
     grpc_port: GrpcOpt = None,
 ) -> None:
     """Delete a whole collection (asks for --yes)."""
-
     if not yes:
         raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
     from stitcher import warm

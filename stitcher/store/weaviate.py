@@ -421,7 +421,7 @@ class WeaviateStore:
             before = self.count()
             found, listed = listing(before)
             after = self.count()
-            if min(before, after) <= listed <= max(before, after):
+            if _between_counts(listed, before, after):
                 return found
             delay = _LISTING_DELAYS[min(attempt, len(_LISTING_DELAYS) - 1)]
             attempt += 1
@@ -804,7 +804,7 @@ class WeaviateStore:
                 break
             after = str(page.objects[-1].uuid)
         counted = self.count()
-        if not min(before, counted) <= listed <= max(before, counted):
+        if not _between_counts(listed, before, counted):
             raise self._incomplete("reading every object", listed, before, counted, 1)
 
     def _require(self) -> None:
@@ -1015,6 +1015,12 @@ class WeaviateStore:
 
     def _to_record(self, obj: Any) -> ChunkRecord:
         return properties_to_record(str(obj.uuid), obj.properties, self._load_extras())
+
+
+def _between_counts(listed: int, before: int, after: int) -> bool:
+    """Whether a whole listing saw as many objects as the replicas counted before or after it,
+    or a number in between (another writer may have been busy meanwhile)."""
+    return min(before, after) <= listed <= max(before, after)
 
 
 def parse_explain(raw: str, alpha: float, fusion: str) -> ScoreExplain:
