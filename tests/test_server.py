@@ -187,6 +187,42 @@ def test_recorded_port_taken_by_another_process_is_named(
     message = str(raised.value)
     assert f"Port {ports.http} (REST)" in message
     assert "server.json" in message and "delete" in message
+    assert f"held by pid {os.getpid()}" in message and "a listening socket" in message
+
+
+def test_chosen_ports_are_never_ephemeral(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Outgoing connections draw their source ports from the ephemeral range, so a server
+    restarted on recorded ports from that range can find one held by any client (CI did)."""
+    low, high = supervision.ephemeral_ports()
+    for _round in range(20):
+        ports = supervision.choose_free_ports()
+        for port in (*ports.named().values(), ports.raft + 1):
+            assert not low <= port <= high, (port, low, high)
+            assert port >= supervision.LOWEST_CHOSEN_PORT or low <= supervision.LOWEST_CHOSEN_PORT
+    # The range is read from the kernel where it says; a narrow one leaves ports above it too.
+    ranges = tmp_path / "ip_local_port_range"
+    ranges.write_text("40000\t50000\n")
+    monkeypatch.setattr(supervision, "EPHEMERAL_RANGE_FILE", ranges)
+    assert supervision.ephemeral_ports() == (40000, 50000)
+    candidates = set(supervision.port_candidates())
+    assert not candidates & set(range(40000, 50001))
+    assert 39999 in candidates and 50001 in candidates and 19999 not in candidates
+    ranges.write_text("garbage")
+    assert supervision.ephemeral_ports() == supervision.DEFAULT_EPHEMERAL_PORTS
+
+
+def test_a_client_connection_on_a_port_would_block_a_restart_there() -> None:
+    """Why the ports above are chosen as they are: an established connection whose source
+    port is P makes P unusable for a listener, SO_REUSEADDR or not (what the start checks)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        with socket.create_connection(listener.getsockname()) as client:
+            source_port = client.getsockname()[1]
+            low, high = supervision.ephemeral_ports()
+            assert low <= source_port <= high
+            assert not supervision._port_is_free(source_port)
+            assert "a connection" in supervision.port_holder(source_port)
 
 
 # --- real servers ------------------------------------------------------------------------------

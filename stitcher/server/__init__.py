@@ -75,6 +75,7 @@ from stitcher.server.supervision import (
     cluster_node_environment,
     is_our_server,
     pid_alive,
+    port_holder,
     server_command,
     server_environment,
     settle,
@@ -328,8 +329,8 @@ def _start_locked(home: Path, ports: Ports | None, timeout: float) -> ServerInfo
         for purpose, port in taken_ports(ports).items():
             raise ServerError(
                 f"Port {port} ({purpose}), recorded in {state_file}, is in use by another "
-                f"process: stop that process, or delete {state_file} to pick new ports "
-                "(the server URL will change)"
+                f"process{port_holder(port)}: stop that process, or delete {state_file} to "
+                "pick new ports (the server URL will change)"
             )
     api_key = ensure_api_key(home / API_KEY_FILE)
     (home / DATA_DIR).mkdir(exist_ok=True)

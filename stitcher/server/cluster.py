@@ -45,6 +45,7 @@ from stitcher.server.supervision import (
     cluster_node_environment,
     is_our_server,
     pid_alive,
+    port_holder,
     settle,
     spawn,
     taken_ports,
@@ -110,7 +111,8 @@ def start_cluster_locked(
         for purpose, port in taken_ports(node.ports).items():
             raise ServerError(
                 f"Port {port} ({purpose} of node {node.name}), recorded in {home / STATE_FILE}, "
-                "is in use by another process: stop that process, or stop the cluster and "
+                f"is in use by another process{port_holder(port)}: stop that process, or stop "
+                "the cluster and "
                 "delete server.json to pick new ports"
             )
         node_home = node_directory(home, node.index)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import random
 import signal
 import socket
 import subprocess
@@ -250,20 +251,70 @@ def taken_ports(ports: Ports) -> dict[str, int]:
         time.sleep(0.1)
 
 
+#: Where the kernel takes the source ports of outgoing connections when it cannot say (no
+#: /proc): the lower bound of Linux's default range; BSD, macOS and Windows start at 49152.
+DEFAULT_EPHEMERAL_PORTS = (32768, 65535)
+#: Ports below this are left to system services and to what people configure by hand.
+LOWEST_CHOSEN_PORT = 20000
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def ephemeral_ports() -> tuple[int, int]:
+    """The range the kernel draws outgoing connections' source ports from (inclusive)."""
+    try:
+        low, high = (int(part) for part in EPHEMERAL_RANGE_FILE.read_text().split())
+    except (OSError, ValueError):
+        return DEFAULT_EPHEMERAL_PORTS
+    return low, high
+
+
+def port_candidates() -> list[int]:
+    """Ports a server may be given, in random order: none from the ephemeral range.
+
+    A port the kernel hands out with bind(0) is an ephemeral one, and so is the source port of
+    every outgoing connection on the machine. A node that is restarted on its recorded ports
+    (a cluster must keep them: its peers know it by them) then finds one of them taken by any
+    long-lived connection that happened to draw it while the node was down, and cannot start.
+    Seen in CI: a restarted node's port held by a client connection of the test session.
+    """
+    low, high = ephemeral_ports()
+    below = range(LOWEST_CHOSEN_PORT, low) if low > LOWEST_CHOSEN_PORT else range(1024, low)
+    above = range(high + 1, 65536)
+    ports = [*below, *above]
+    if len(ports) < 1000:  # an ephemeral range that covers almost everything: no way around it
+        ports = list(range(1024, 65536))
+    random.shuffle(ports)
+    return ports
+
+
+def port_holder(port: int) -> str:
+    """Who holds `port`, for an error message: ' (held by pid N, NAME: a listening socket)' or
+    '' when the system will not say."""
+    try:
+        connections = psutil.net_connections(kind="inet")
+    except (psutil.Error, OSError):
+        return ""
+    for connection in connections:
+        if connection.laddr and connection.laddr.port == port and connection.pid:
+            try:
+                name = psutil.Process(connection.pid).name()
+            except psutil.Error:
+                name = "?"
+            what = "a listening socket" if connection.status == "LISTEN" else "a connection"
+            return f" (held by pid {connection.pid}, {name}: {what})"
+    return ""
+
+
 def choose_free_ports(taken: set[int] | None = None) -> Ports:
     """Free ports for one node; `taken` (updated) keeps the nodes of a cluster apart."""
     taken = set() if taken is None else taken
+    candidates = port_candidates()
 
     def pick(needs_next: bool = False) -> int:
-        for _attempt in range(200):
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                probe.bind(("127.0.0.1", 0))
-                port = int(probe.getsockname()[1])
-            candidates = [port, port + 1] if needs_next else [port]
-            if taken.isdisjoint(candidates) and all(
-                p < 65536 and _port_is_free(p) for p in candidates
-            ):
-                taken.update(candidates)
+        for port in candidates[:2000]:
+            wanted = [port, port + 1] if needs_next else [port]
+            if taken.isdisjoint(wanted) and all(p < 65536 and _port_is_free(p) for p in wanted):
+                taken.update(wanted)
                 return port
         raise ServerError("Could not find free ports on 127.0.0.1 for the local Weaviate")
 
