@@ -27,6 +27,7 @@ import pytest
 
 from stitcher import server
 from stitcher.config import ConnectionSettings
+from stitcher.errors import ServerError
 from stitcher.ingest import IngestOptions, SilentProgress, ingest
 from stitcher.search import SearchOptions, search
 from stitcher.server import files, supervision
@@ -236,6 +237,25 @@ def test_status_reports_a_missing_node(cluster_home: Path) -> None:
         assert status["state"] == "degraded"
         assert [node["ready"] for node in status["nodes"]].count(False) == 1
         assert not status["nodes"][victim]["ready"]
+    finally:
+        restart_killed(cluster_home)
+
+
+def test_a_node_that_does_not_come_back_leaves_the_others_serving(cluster_home: Path) -> None:
+    """A restart that fails (here: no time to get ready) stops only what it started; before,
+    it stopped the whole cluster, and with it node 0, which every later test talks to."""
+    victim = choose_victim(cluster_home)
+    kill_node(cluster_home, victim)
+    try:
+        before = {i: n.pid for i, n in enumerate(node_statuses(cluster_home)) if i != victim}
+        with pytest.raises(ServerError, match="kept running") as raised:
+            server.start(cluster_home, timeout=0.01)
+        assert "not ready within" in str(raised.value)
+        status = server.status(cluster_home)
+        assert status.nodes[victim].pid is None
+        for index, pid in before.items():
+            assert status.nodes[index].pid == pid and status.nodes[index].ready
+        assert status.state == "degraded"
     finally:
         restart_killed(cluster_home)
 

@@ -100,6 +100,7 @@ def start_cluster_locked(
     api_key = ensure_api_key(home / API_KEY_FILE)
     peers = [node.ports for node in nodes]
     processes: dict[int, Callable[[], bool]] = {}
+    spawned: set[int] = set()
     for position, node in enumerate(nodes):
         if node.pid is not None:
             settle(node.pid)
@@ -123,6 +124,7 @@ def start_cluster_locked(
         environment.update(cluster_node_environment(home, node.index, peers, api_key))
         process = spawn(binary, node.ports.http, node_home, environment, node_home / LOG_FILE)
         nodes[position] = RecordedNode(node.index, node.ports, process.pid)
+        spawned.add(node.index)
         processes[node.index] = lambda process=process: process.poll() is None  # type: ignore[misc]
         # Recorded at once, so a failed start still lets `server stop` find every process.
         write_state(home, nodes_to_state(nodes))
@@ -135,10 +137,18 @@ def start_cluster_locked(
             for line in tail_lines(node_directory(home, n.index) / LOG_FILE, 2)
         )
         what = f"nodes {', '.join(down)} exited" if down else f"not ready within {timeout:g} s"
-        stop_cluster_locked(home, nodes_to_state(nodes), 10)
+        # Only what this call started: the nodes that were running keep serving (a cluster with
+        # one node down is still a cluster), so a node that will not come back costs no more.
+        for node in nodes:
+            if node.index in spawned and node.pid is not None:
+                terminate(node.pid, 10)
+        kept = [RecordedNode(n.index, n.ports, None) if n.index in spawned else n for n in nodes]
+        write_state(home, nodes_to_state(kept))
+        running = [n.name for n in kept if n.pid is not None]
+        still = f"; {', '.join(running)} kept running" if running else ""
         raise ServerError(
-            f"the local cluster did not start ({what}); see {home / NODES_DIR}/*/{LOG_FILE}. "
-            f"Last log lines: {tails or '(empty logs)'}"
+            f"the local cluster did not start ({what}{still}); see "
+            f"{home / NODES_DIR}/*/{LOG_FILE}. Last log lines: {tails or '(empty logs)'}"
         )
     write_state(home, nodes_to_state(nodes, versions))
     entry = nodes[0]
