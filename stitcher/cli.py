@@ -33,10 +33,8 @@ from stitcher.config import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_COLLECTION,
     DEFAULT_MAX_EXTEND,
-    ConnectionSettings,
     connection_settings,
     load_settings,
-    stitcher_home,
 )
 from stitcher.errors import ExitStatus, StitcherError, UsageError, names_a_setting, worded
 
@@ -440,32 +438,20 @@ BackupIdOpt = Annotated[
 def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
     """Back up collections of the local server to its backups folder (Weaviate's filesystem
     backup: fast, exact; for another server use `stitcher export`)."""
-    from stitcher.connect import connect
-    from stitcher.server import BACKUPS_DIR
-    from stitcher.transfer import backup_local
+    from stitcher.api import backup_local
 
     err = _err()
-    client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
-    try:
-        report = backup_local(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
-    finally:
-        client.close()
+    report = backup_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
     typer.echo(report.one_line("created"))
 
 
 @server_app.command("restore")
 def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
     """Restore collections from a backup of the local server (never over an existing one)."""
-    from stitcher.connect import connect
-    from stitcher.server import BACKUPS_DIR
-    from stitcher.transfer import restore_local
+    from stitcher.api import restore_local
 
     err = _err()
-    client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
-    try:
-        report = restore_local(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
-    finally:
-        client.close()
+    report = restore_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
     typer.echo(report.one_line("restored"))
 
 
