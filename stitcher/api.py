@@ -9,9 +9,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from stitcher.session import FieldInfo, Notice, Session, SqlJoin, as_where, export_model
+from stitcher.session import (
+    FieldInfo,
+    Notice,
+    Session,
+    SqlJoin,
+    as_where,
+    backup_local,
+    export_model,
+    restore_local,
+)
 
-__all__ = ["FieldInfo", "Notice", "Session", "SqlJoin", "Stitcher", "as_where", "export_model"]
+__all__ = [
+    "FieldInfo",
+    "Notice",
+    "Session",
+    "SqlJoin",
+    "Stitcher",
+    "as_where",
+    "backup_local",
+    "export_model",
+    "restore_local",
+]
 
 
 class Stitcher(Session):

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
 
@@ -33,10 +33,8 @@ from stitcher.config import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_COLLECTION,
     DEFAULT_MAX_EXTEND,
-    ConnectionSettings,
     connection_settings,
     load_settings,
-    stitcher_home,
 )
 from stitcher.errors import ExitStatus, StitcherError, UsageError, names_a_setting, worded
 
@@ -90,6 +88,19 @@ def _out() -> Console:
     from rich.console import Console
 
     return Console(soft_wrap=False, highlight=False, markup=False)
+
+
+class _Report(Protocol):
+    """What a command reports: its --json object, else one line."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def one_line(self) -> str: ...
+
+
+def _echo_report(report: _Report, as_json: bool) -> None:
+    """The report on stdout: its --json object, or its line."""
+    typer.echo(json.dumps(report.to_json(), ensure_ascii=False) if as_json else report.one_line())
 
 
 def _err() -> Console:
@@ -440,32 +451,20 @@ BackupIdOpt = Annotated[
 def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
     """Back up collections of the local server to its backups folder (Weaviate's filesystem
     backup: fast, exact; for another server use `stitcher export`)."""
-    from stitcher.connect import connect
-    from stitcher.server import BACKUPS_DIR
-    from stitcher.transfer import backup_local
+    from stitcher.api import backup_local
 
     err = _err()
-    client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
-    try:
-        report = backup_local(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
-    finally:
-        client.close()
+    report = backup_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
     typer.echo(report.one_line("created"))
 
 
 @server_app.command("restore")
 def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
     """Restore collections from a backup of the local server (never over an existing one)."""
-    from stitcher.connect import connect
-    from stitcher.server import BACKUPS_DIR
-    from stitcher.transfer import restore_local
+    from stitcher.api import restore_local
 
     err = _err()
-    client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
-    try:
-        report = restore_local(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
-    finally:
-        client.close()
+    report = restore_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
     typer.echo(report.one_line("restored"))
 
 
@@ -589,18 +588,15 @@ def ingest(
         )
     for name, message in summary.problems(_worded).items():
         _errors().print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
-    if as_json:
-        typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))
-    else:
-        typer.echo(summary.one_line())
-        if dry_run:
-            for label, names in (
-                ("add", summary.added),
-                ("update", summary.updated),
-                ("delete", summary.deleted),
-            ):
-                for name in names:
-                    typer.echo(f"  would {label}: {name}")
+    _echo_report(summary, as_json)
+    if dry_run and not as_json:
+        for label, names in (
+            ("add", summary.added),
+            ("update", summary.updated),
+            ("delete", summary.deleted),
+        ):
+            for name in names:
+                typer.echo(f"  would {label}: {name}")
     if summary.exit_status == ExitStatus.PRUNE_REFUSED and summary.prune_refused is not None:
         raise summary.prune_refused
     raise typer.Exit(summary.exit_status)
@@ -896,10 +892,7 @@ def adopt(
     keeping its vectors, so `stitcher ingest` can take it over."""
     with _stitcher(url, api_key, grpc_port, collection) as s:
         report = s.adopt(root=str(root) if root else None, model=model, wait=wait)
-    if as_json:
-        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
-    else:
-        typer.echo(report.one_line())
+    _echo_report(report, as_json)
 
 
 # --- collections ----------------------------------------------------------------------------
@@ -972,10 +965,7 @@ def import_command(
     name = into or read_header(file).collection
     with _stitcher(url, api_key, grpc_port, name) as s:
         report = s.import_from(file, wait=wait)
-    if as_json:
-        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
-    else:
-        typer.echo(report.one_line())
+    _echo_report(report, as_json)
 
 
 # --- doctor ---------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import psutil
+
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
 from stitcher.store.base import LeaseBoard
@@ -293,13 +295,7 @@ def _dead_here(lease: LeaseInfo) -> bool:
     there is no need to wait for the lease to expire."""
     if lease.host != socket.gethostname() or lease.pid <= 0 or lease.pid == os.getpid():
         return False
-    try:
-        os.kill(lease.pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists, but belongs to another user
-        return False
-    return False
+    return not psutil.pid_exists(lease.pid)  # a pid of another user's process exists too
 
 
 def _now() -> dt.datetime:

@@ -22,13 +22,11 @@ from stitcher.fusion import ModelReading, demote_weak_hits, effective_alpha, one
 from stitcher.models import Hit, Passage
 from stitcher.segment import query_keyword_text
 from stitcher.stitch import raw_passage, stitch_hits
-from stitcher.store.base import ChunkStore
+from stitcher.store.base import FUSIONS, ChunkStore
 
 #: Candidates asked for per wanted passage: hits from one document often merge into one
 #: passage, and the spare candidates fill the freed places without another round trip.
 CANDIDATES_PER_RESULT = 3
-
-FUSIONS = ("relative", "ranked")
 
 
 @dataclass(frozen=True)

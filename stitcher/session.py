@@ -45,9 +45,12 @@ from stitcher.models import CollectionSettings, Passage
 from stitcher.search import SearchOptions, SearchResult, search
 from stitcher.search import latest as latest_search
 from stitcher.seed_layout import adopt, seed_search
+from stitcher.server.files import BACKUPS_DIR
 from stitcher.sql import run_readonly
 from stitcher.store.weaviate import WeaviateStore
-from stitcher.transfer import export_collection, export_target, import_collection
+from stitcher.transfer import BackupReport, export_collection, export_target, import_collection
+from stitcher.transfer import backup_local as transfer_backup
+from stitcher.transfer import restore_local as transfer_restore
 from stitcher.where import parse_where
 
 if TYPE_CHECKING:
@@ -547,6 +550,35 @@ def as_where(where: Where | Sequence[str] | None) -> Where | None:
         where = [where]
 
     return parse_where(list(where)) or None
+
+
+def backup_local(
+    backup_id: str, collections: list[str] | None = None, *, notice: Notice | None = None
+) -> BackupReport:
+    """Back up collections of the local server (all of stitcher's when none are named) to its
+    backups folder under $STITCHER_HOME; see stitcher.transfer.backup_local."""
+    with _local_client(notice) as client:
+        return transfer_backup(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
+
+
+def restore_local(
+    backup_id: str, collections: list[str] | None = None, *, notice: Notice | None = None
+) -> BackupReport:
+    """Restore collections of a `backup_local` backup into the local server (never over an
+    existing one); see stitcher.transfer.restore_local."""
+    with _local_client(notice) as client:
+        return transfer_restore(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
+
+
+@contextmanager
+def _local_client(notice: Notice | None) -> Iterator[Any]:
+    """A client of the local server whatever the profile or WEAVIATE_URL say: its backups are
+    files in its own home."""
+    client = connect(ConnectionSettings(), notice=notice or (lambda message: None))
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def export_model(model: str | None = None) -> Path:

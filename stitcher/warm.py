@@ -20,7 +20,8 @@ The contract, both sides:
   socket 0600) and answers only its own user.
 
 The caller's side (everything above `serve`) imports only the standard library and
-stitcher.config: asking the worker must stay cheaper than what it saves.
+stitcher.config: asking the worker must stay cheaper than what it saves. Stopping a worker
+(`stop_worker`) asks stitcher.server.supervision (psutil) whether a pid is still one.
 """
 
 from __future__ import annotations
@@ -294,11 +295,9 @@ def _recorded_pid(home: Path | None) -> int | None:
 
 def _is_worker(pid: int) -> bool:
     """Whether `pid` is alive and is a stitcher worker (not a recycled pid)."""
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return any(b"from stitcher.warm import main" in part for part in command)
+    from stitcher.server.supervision import command_line
+
+    return any("from stitcher.warm import main" in part for part in command_line(pid) or ())
 
 
 # --- the worker's side ----------------------------------------------------------------------

@@ -205,14 +205,14 @@ def test_unreadable_directory(tree: Path, monkeypatch: pytest.MonkeyPatch) -> No
     ]
 
 
-def test_covers_respects_roots_and_glob(tree: Path) -> None:
+def test_the_root_of_a_doc_id_respects_roots_and_glob(tree: Path) -> None:
     found = discover([str(tree), str(tree.parent / "missing")])
-    assert found.covers("samples/old.txt")
-    assert not found.covers("samplesX/a.txt")
-    assert not found.covers("other/a.txt")
+    assert found.root_of("samples/old.txt") == "samples"
+    assert found.root_of("samplesX/a.txt") is None
+    assert found.root_of("other/a.txt") is None
     md_only = discover([str(tree)], glob="*.md")
-    assert md_only.covers("samples/gone.md")
-    assert not md_only.covers("samples/gone.txt")
+    assert md_only.root_of("samples/gone.md") == "samples"
+    assert md_only.root_of("samples/gone.txt") is None
     single = discover([str(tree / "a.txt")])
-    assert single.covers("a.txt")
-    assert not single.covers("b.txt")
+    assert single.root_of("a.txt") == "a.txt"
+    assert single.root_of("b.txt") is None

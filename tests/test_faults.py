@@ -465,6 +465,22 @@ def _wait_until_stopped(proc: subprocess.Popen[str]) -> None:
     pytest.fail("the ingest never reached its fault point")
 
 
+def _ingest_stopped_at_its_second_write(
+    info: server.ServerInfo, docs: Path
+) -> subprocess.Popen[str]:
+    """An ingest of `docs` into SERVER_FAULT that has stopped itself (SIGSTOP) before its
+    second write: the test does something to the server, then sends SIGCONT."""
+    proc = subprocess.Popen(
+        ingest_command(docs, SERVER_FAULT, *_url_args(info)),
+        env=stitcher_env(STITCHER_FAULT_POINT="write:2:stop"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_until_stopped(proc)
+    return proc
+
+
 def _rerun_and_compare(
     info: server.ServerInfo, name: str, docs: Path, embedder: MemoEmbedder, reference: Any
 ) -> None:
@@ -509,14 +525,7 @@ def test_server_killed_mid_ingest_is_one_line_and_a_rerun_converges(
     fresh_reference: dict[str, tuple[Any, ...]],
 ) -> None:
     info = server.start(own_server, timeout=120)
-    proc = subprocess.Popen(
-        ingest_command(corpora[1], SERVER_FAULT, *_url_args(info)),
-        env=stitcher_env(STITCHER_FAULT_POINT="write:2:stop"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _wait_until_stopped(proc)
+    proc = _ingest_stopped_at_its_second_write(info, corpora[1])
     os.kill(info.pid, signal.SIGKILL)
     proc.send_signal(signal.SIGCONT)
     _out, err = proc.communicate(timeout=PATIENCE)
@@ -537,14 +546,7 @@ def test_server_stopped_for_thirty_seconds_then_resumed(
     fresh_reference: dict[str, tuple[Any, ...]],
 ) -> None:
     info = server.start(own_server, timeout=120)
-    proc = subprocess.Popen(
-        ingest_command(corpora[1], SERVER_FAULT, *_url_args(info)),
-        env=stitcher_env(STITCHER_FAULT_POINT="write:2:stop"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _wait_until_stopped(proc)
+    proc = _ingest_stopped_at_its_second_write(info, corpora[1])
     os.kill(info.pid, signal.SIGSTOP)  # the server hangs: requests time out, nothing refuses
     try:
         proc.send_signal(signal.SIGCONT)
@@ -574,14 +576,7 @@ def test_disk_full_is_one_line_and_a_rerun_converges_after_freeing_space(
     filler = data / "filler"
     try:
         info = server.start(own_server, timeout=120)
-        proc = subprocess.Popen(
-            ingest_command(corpora[1], SERVER_FAULT, *_url_args(info)),
-            env=stitcher_env(STITCHER_FAULT_POINT="write:2:stop"),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        _wait_until_stopped(proc)
+        proc = _ingest_stopped_at_its_second_write(info, corpora[1])
         # Fill the disk completely while the ingest waits at its second write.
         subprocess.run(
             ["dd", "if=/dev/zero", f"of={filler}", "bs=1M", "count=100"], capture_output=True

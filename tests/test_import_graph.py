@@ -154,6 +154,75 @@ def test_stitcher_has_no_import_cycle() -> None:
     assert cycles_message(graph, "stitcher") is None
 
 
+#: The rows of the README's architecture map, top to bottom: a part may import its own row and
+#: the rows below, never one above. Every top-level part stands in exactly one row.
+LAYERS = {
+    "front ends": {"__main__", "cli", "cli_entities", "render", "doctor", "warm"},
+    "facade": {"api", "langchain", "session"},
+    "work": {
+        *("ingest", "loaders", "chunking", "memo", "embed", "locks", "transfer"),
+        *("search", "fusion", "docmatch", "sql", "where", "seed_layout", "foreign"),
+    },
+    "stitching": {"stitch"},
+    "storage": {"store", "testing", "graph", "connect", "server", "provision"},
+    "floor": {
+        *("models", "ids", "rules", "sentences", "filters", "segment", "config", "errors"),
+        *("faults", "retry", "bookkeeping"),
+    },
+}
+
+
+def upward_imports(parts: Graph, package: str, layers: Mapping[str, set[str]]) -> list[str]:
+    """Each import of a part from a row above its own, as 'part -> target (row)'."""
+    row = {
+        f"{package}.{name}": index for index, names in enumerate(layers.values()) for name in names
+    }
+    row[package] = len(layers)  # the package's __init__: below everything
+    names = list(layers)
+    return [
+        f"{part} -> {target} ({names[row[target]]})"
+        for part, targets in sorted(parts.items())
+        for target in sorted(targets)
+        if row[target] < row[part]
+    ]
+
+
+def readme_rows(readme: str) -> dict[str, str]:
+    """The rows of the README's architecture map: a row starts at a line that is not indented
+    and runs until the next one; keyed by the row's name (the words before the first module)."""
+    section = readme.split("### Architecture", 1)[1].split("\n```\n", 2)[1]
+    rows: dict[str, str] = {}
+    name = ""
+    for line in section.splitlines():
+        if line[:1] not in ("", " "):
+            name = line[:12].strip()
+            rows[name] = ""
+        rows[name] += line[12:] + "\n"
+    return rows
+
+
+def test_every_part_stands_in_one_row_of_the_map_and_the_readme_names_it_there() -> None:
+    parts = set(part_graph(import_graph(MODULES), "stitcher")) - {"stitcher"}
+    placed = [f"stitcher.{name}" for names in LAYERS.values() for name in names]
+    assert sorted(placed) == sorted(parts)  # each part once, and no name that is not a part
+    rows = readme_rows((STITCHER_ROOT.parent / "README.md").read_text(encoding="utf-8"))
+    assert list(rows) == list(LAYERS)
+    missing = {
+        name: sorted(m for m in members if not re.search(rf"\b{m}(\.py|/)", rows[name]))
+        for name, members in LAYERS.items()
+    }
+    assert missing == {name: [] for name in LAYERS}
+
+
+def test_imports_only_point_down_the_rows_of_the_map() -> None:
+    parts = part_graph(import_graph(MODULES), "stitcher")
+    assert upward_imports(parts, "stitcher", LAYERS) == []
+    # The check is real: the store importing the search would point up.
+    assert upward_imports({**parts, "stitcher.store": {"stitcher.search"}}, "stitcher", LAYERS) == [
+        "stitcher.store -> stitcher.search (work)"
+    ]
+
+
 #: Test doubles and test kits: the product never imports them.
 TEST_ONLY = {"stitcher.store.memory", "stitcher.testing"}
 

@@ -35,6 +35,12 @@ class FakeTime:
         self.slept.append(seconds)
         self.now += seconds
 
+    def retry(self, action: Any, **options: Any) -> Any:
+        """`call_with_retries` on this clock, retrying Transient errors only."""
+        return call_with_retries(
+            action, is_transient=transient_only, sleep=self.sleep, clock=self.clock, **options
+        )
+
 
 class Flaky:
     """Fails with the given errors in turn, then returns "ok"."""
@@ -65,13 +71,7 @@ def transient_only(error: BaseException) -> bool:
 def test_transient_failures_are_retried_until_success() -> None:
     fake = FakeTime()
     action = Flaky(Transient(), Transient())
-    result = call_with_retries(
-        action,
-        is_transient=transient_only,
-        sleep=fake.sleep,
-        clock=fake.clock,
-        rng=random.Random(1),
-    )
+    result = fake.retry(action, rng=random.Random(1))
     assert result == "ok" and action.calls == 3 and len(fake.slept) == 2
 
 
@@ -79,7 +79,7 @@ def test_a_permanent_failure_is_raised_at_once_without_waiting() -> None:
     fake = FakeTime()
     action = Flaky(Permanent("vector length"))
     with pytest.raises(Permanent):
-        call_with_retries(action, is_transient=transient_only, sleep=fake.sleep, clock=fake.clock)
+        fake.retry(action)
     assert action.calls == 1 and fake.slept == []
 
 
@@ -88,9 +88,7 @@ def test_attempts_are_bounded() -> None:
     action = Flaky(*[Transient() for _ in range(10)])
     policy = RetryPolicy(attempts=4, base_delay=0.1, max_delay=1.0, total_seconds=100)
     with pytest.raises(Transient):
-        call_with_retries(
-            action, is_transient=transient_only, policy=policy, sleep=fake.sleep, clock=fake.clock
-        )
+        fake.retry(action, policy=policy)
     assert action.calls == 4 and len(fake.slept) == 3
 
 
@@ -103,14 +101,7 @@ def test_total_time_is_bounded_including_slow_attempts() -> None:
 
     policy = RetryPolicy(attempts=100, base_delay=1.0, max_delay=2.0, total_seconds=15)
     with pytest.raises(Transient):
-        call_with_retries(
-            slow_failure,
-            is_transient=transient_only,
-            policy=policy,
-            sleep=fake.sleep,
-            clock=fake.clock,
-            rng=random.Random(3),
-        )
+        fake.retry(slow_failure, policy=policy, rng=random.Random(3))
     # No wait started that would have ended after the bound.
     assert fake.now - 100.0 <= 15 + 4.0
     assert len(fake.slept) < 99
@@ -132,9 +123,7 @@ def test_no_retry_policy_tries_once() -> None:
     fake = FakeTime()
     action = Flaky(Transient())
     with pytest.raises(Transient):
-        call_with_retries(
-            action, is_transient=transient_only, policy=NO_RETRY, sleep=fake.sleep, clock=fake.clock
-        )
+        fake.retry(action, policy=NO_RETRY)
     assert action.calls == 1
 
 
@@ -289,24 +278,9 @@ def test_an_aggregation_gets_one_more_attempt_after_a_timeout_spent_the_budget()
         run = timing_out_then_answering(fake, action)
         if calls == 1:
             with pytest.raises(Transient):
-                call_with_retries(
-                    run,
-                    is_transient=transient_only,
-                    policy=chosen,
-                    sleep=fake.sleep,
-                    clock=fake.clock,
-                )
+                fake.retry(run, policy=chosen)
         else:
-            assert (
-                call_with_retries(
-                    run,
-                    is_transient=transient_only,
-                    policy=chosen,
-                    sleep=fake.sleep,
-                    clock=fake.clock,
-                )
-                == "ok"
-            )
+            assert fake.retry(run, policy=chosen) == "ok"
         assert action.calls == calls
     # Even a policy that never retries gives an aggregation its second attempt.
     assert len(list(past_a_dead_replica(NO_RETRY).delays(random.Random(0)))) == 1

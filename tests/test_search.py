@@ -6,8 +6,6 @@ from __future__ import annotations
 import itertools
 import re
 import shutil
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from stitcher.errors import UsageError, worded
 from stitcher.ingest import IngestOptions, ingest
 from stitcher.search import SearchOptions, search
 from tests.fakes import CountingStore, FakeEmbedder
+from tests.stores import both_stores
 
 LONG_ZH = (
     "在山区修建铁路的那些年里，工程师们不得不一边勘测一边修改图纸，因为每一场暴雨都可能冲毁刚刚"
@@ -34,27 +33,19 @@ LONG_ZH = (
 SENTENCE = re.compile(r"[^。！？.!?\n]+(?:[。！？][”」』）]*|[.!?]['\")]*(?=\s|$))")
 
 
-@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
-def loaded(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[tuple[Any, FakeEmbedder, Path]]:
-    name = "S" + uuid.uuid4().hex[:12]
-    if request.param == "memory":
-        from stitcher.store.memory import MemoryStore
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
-        store: Any = MemoryStore(name)
-        client = None
-    else:
-        from stitcher.store.weaviate import WeaviateStore
+store = both_stores("S")
 
-        client = request.getfixturevalue("weaviate_client")
-        store = WeaviateStore(client, name)
+
+@pytest.fixture
+def loaded(store: Any, tmp_path: Path) -> tuple[Any, FakeEmbedder, Path]:
+    """The store (both kinds) with real paragraphs ingested."""
     root = tmp_path / "docs"
     root.mkdir()
-    samples = Path(__file__).resolve().parent.parent / "samples"
     # Real paragraphs (written for the project) whose long sentences the chunker must cut.
-    shutil.copy(samples / "zh_tea_cultivation.txt", root / "tea.txt")
-    shutil.copy(samples / "en_bird_migration.txt", root / "birds.txt")
+    shutil.copy(SAMPLES / "zh_tea_cultivation.txt", root / "tea.txt")
+    shutil.copy(SAMPLES / "en_bird_migration.txt", root / "birds.txt")
     # Sentences longer than a chunk (clauses joined by ，) are what a sentence-aware chunker cuts.
     (root / "long_zh.txt").write_text(LONG_ZH, encoding="utf-8")
     embedder = FakeEmbedder()
@@ -65,9 +56,17 @@ def loaded(
         embedder=lambda: embedder,
         options=IngestOptions(),
     )
-    yield store, embedder, root
-    if client is not None:
-        client.collections.delete(name)
+    return store, embedder, root
+
+
+def sample_records(name: str) -> tuple[Any, list[Any]]:
+    """A sample file as ingest loads it, and its chunk records (collection "T")."""
+    from stitcher.chunking import split
+    from stitcher.ids import build_records
+    from stitcher.loaders import discover, load
+
+    doc = load(discover([str(SAMPLES / name)]).files[0])
+    return doc, build_records("T", doc, split(doc.text))
 
 
 def loaded_text(path: Path) -> str:
@@ -170,14 +169,9 @@ def test_ingest_time_sentence_flags_change_no_passage(name: str) -> None:
     """Flags let search skip fetching neighbours; the passages must be exactly the same."""
     from dataclasses import replace
 
-    from stitcher.chunking import split
-    from stitcher.ids import build_records
-    from stitcher.loaders import discover, load
     from stitcher.stitch import needed_window, stitch
 
-    samples = Path(__file__).resolve().parent.parent / "samples"
-    doc = load(discover([str(samples / name)]).files[0])
-    records = build_records("T", doc, split(doc.text))
+    _doc, records = sample_records(name)
     assert any(r.starts_sentence and r.ends_sentence for r in records)
     assert not all(r.starts_sentence and r.ends_sentence for r in records)
     for hit in records:
@@ -220,14 +214,9 @@ def test_stored_context_stitches_exactly_like_fetched_neighbours(name: str) -> N
     """The text stored around each chunk rebuilds its neighbours exactly, real ids included."""
     from dataclasses import replace
 
-    from stitcher.chunking import split
-    from stitcher.ids import build_records
-    from stitcher.loaders import discover, load
     from stitcher.stitch import _from_context, stitch, window
 
-    samples = Path(__file__).resolve().parent.parent / "samples"
-    doc = load(discover([str(samples / name)]).files[0])
-    records = build_records("T", doc, split(doc.text))
+    doc, records = sample_records(name)
     by_id = {r.id: r for r in records}
     for hit in records:
         bare = replace(hit, starts_sentence=None, ends_sentence=None, context=None)
@@ -248,15 +237,10 @@ def test_stitch_hits_fetches_only_what_the_stored_context_lacks_in_one_request(n
     every hit that needs neighbours, one character range per document version where they meet."""
     from dataclasses import replace
 
-    from stitcher.chunking import split
-    from stitcher.ids import build_records
-    from stitcher.loaders import discover, load
     from stitcher.models import ChunkRecord, Hit, SpanRequest
     from stitcher.stitch import stitch_hits
 
-    samples = Path(__file__).resolve().parent.parent / "samples"
-    doc = load(discover([str(samples / name)]).files[0])
-    records = build_records("T", doc, split(doc.text))
+    doc, records = sample_records(name)
     assert len(records) >= 8
     requests_seen: list[list[SpanRequest]] = []
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -223,6 +224,55 @@ def test_a_client_connection_on_a_port_would_block_a_restart_there() -> None:
             assert low <= source_port <= high
             assert not supervision._port_is_free(source_port)
             assert "a connection" in supervision.port_holder(source_port)
+
+
+_WAITS_FOR_ITS_PEER = """
+import signal, sys, time
+from pathlib import Path
+
+me, peer, ready, out = map(Path, sys.argv[1:5])
+
+
+def on_term(*_):
+    me.touch()
+    deadline = time.monotonic() + 30
+    while not peer.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    out.write_text("together" if peer.exists() else "alone")
+    sys.exit(0)
+
+
+signal.signal(signal.SIGTERM, on_term)
+ready.touch()
+while True:
+    time.sleep(1)
+"""
+
+
+def test_terminate_all_signals_every_process_before_waiting_for_one(tmp_path: Path) -> None:
+    """Each process, once told to stop, waits for the other to be told too: stopped one after
+    the other, the first would give up waiting and say "alone"."""
+    names = ("a", "b")
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WAITS_FOR_ITS_PEER]
+            + [str(tmp_path / name) for name in (f"{me}.term", f"{peer}.term", f"{me}.ready")]
+            + [str(tmp_path / f"{me}.out")]
+        )
+        for me, peer in (names, names[::-1])
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"{n}.ready").exists() for n in names):
+            assert time.monotonic() < deadline, "the processes never got ready"
+            time.sleep(0.05)
+        supervision.terminate_all([p.pid for p in processes], timeout=60)
+        assert [p.wait(timeout=10) for p in processes] == [0, 0]
+        assert [(tmp_path / f"{n}.out").read_text() for n in names] == ["together"] * 2
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
 
 
 # --- real servers ------------------------------------------------------------------------------

@@ -22,9 +22,9 @@ from stitcher.config import DEFAULT_ALPHA, DEFAULT_MAX_EXTEND
 from stitcher.errors import CollectionMissing, UsageError, setting
 from stitcher.foreign.chains import Reconstruction, SeedObject, reconstruct
 from stitcher.models import ChunkRecord, Hit, Passage
-from stitcher.search import CANDIDATES_PER_RESULT, FUSIONS, SearchResult
+from stitcher.search import CANDIDATES_PER_RESULT, SearchOptions, SearchResult
 from stitcher.stitch import BOUND_MARGIN, Scored, Span, raw_passage, stitch, to_passages
-from stitcher.store.weaviate import parse_explain
+from stitcher.store.weaviate import parse_explain, weaviate_fusion
 
 # weaviate is imported inside the functions that query it, as in stitcher.store.weaviate: the
 # client costs about a second to import, which nothing but a query should pay.
@@ -123,18 +123,12 @@ def seed_search(
         UsageError: Empty query or an option out of range.
         CollectionMissing: The collection does not exist.
     """
-    from weaviate.classes.query import HybridFusion, MetadataQuery
+    from weaviate.classes.query import MetadataQuery
 
     if not query.strip():
         raise UsageError("the query is empty")
-    if limit < 1:
-        raise UsageError(f"{setting('limit')} must be at least 1")
-    if not 0.0 <= alpha <= 1.0:
-        raise UsageError(f"{setting('alpha')} must be between 0 (keyword only) and 1 (vector only)")
-    if fusion not in FUSIONS:
-        raise UsageError(f"{setting('fusion')} must be one of {', '.join(FUSIONS)}")
-    if max_extend < 0:
-        raise UsageError(f"{setting('max_extend')} must not be negative")
+    # The same bounds as a search of stitcher's own layout, in the same words.
+    SearchOptions(limit=limit, alpha=alpha, fusion=fusion, max_extend=max_extend).validate()
     if max_round_trips < 1:
         raise UsageError("the round-trip cap must be at least 1")
     _require(client, collection)
@@ -142,12 +136,11 @@ def seed_search(
     started = time.perf_counter()
     query_vector = list(vector(query) if callable(vector) else vector)
     handle = client.collections.use(collection)
-    fusions = {"relative": HybridFusion.RELATIVE_SCORE, "ranked": HybridFusion.RANKED}
     result = handle.query.hybrid(
         query=keyword if keyword is not None else query,
         vector=query_vector,
         alpha=alpha,
-        fusion_type=fusions[fusion],
+        fusion_type=weaviate_fusion(fusion),
         query_properties=[TEXT_KEY],
         limit=limit * (CANDIDATES_PER_RESULT if stitch else 1),
         return_metadata=MetadataQuery(score=True, explain_score=True),

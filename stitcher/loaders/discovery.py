@@ -51,16 +51,13 @@ class Discovery:
     glob: str | None = None
     folders: dict[str, str] = field(default_factory=dict)
 
-    def covers(self, doc_id: str) -> bool:
-        """Whether `doc_id` lies in what this run looked at (so --prune may remove it).
+    def root_of(self, doc_id: str) -> str | None:
+        """The root (source) whose listing covers `doc_id`, i.e. where --prune may remove it,
+        or None.
 
         A doc_id under a directory root must also match the glob, so `--glob "*.md" --prune`
         leaves the other stored documents of that directory alone.
         """
-        return self.root_of(doc_id) is not None
-
-    def root_of(self, doc_id: str) -> str | None:
-        """The root (source) whose listing covers `doc_id` (see `covers`), or None."""
         matcher = compile_glob(self.glob) if self.glob else None
         for root in self.roots:
             if doc_id == root:

@@ -4,9 +4,7 @@ under nodes/<name>/, the API key is shared, raft is bootstrapped by all nodes to
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +48,7 @@ from stitcher.server.supervision import (
     spawn,
     taken_ports,
     terminate,
+    terminate_all,
 )
 
 
@@ -183,15 +182,8 @@ def running_cluster_entry(home: Path, state: dict[str, Any], say: Notice) -> Ser
 
 def stop_cluster_locked(home: Path, state: dict[str, Any], timeout: float) -> bool:
     nodes = nodes_from_state(state)
-    ours = [n for n in nodes if n.pid is not None and is_our_server(n.pid, n.ports.http)]
-    # SIGTERM to all first: the nodes shut down side by side instead of one after the other.
-    for node in ours:
-        assert node.pid is not None
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(node.pid, signal.SIGTERM)
-    for node in ours:
-        assert node.pid is not None
-        terminate(node.pid, timeout)
+    ours = [n.pid for n in nodes if n.pid is not None and is_our_server(n.pid, n.ports.http)]
+    terminate_all(ours, timeout)
     write_state(home, {**state, "nodes": [{**e, "pid": None} for e in state["nodes"]]})
     return bool(ours)
 

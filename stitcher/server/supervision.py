@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
@@ -174,7 +175,7 @@ def settle(pid: int) -> None:
     like "another program" instead of the dead weaviate it is about to be.
     """
     deadline = time.monotonic() + PORT_RELEASE_GRACE
-    while pid_alive(pid) and _command_line(pid) == [] and time.monotonic() < deadline:
+    while pid_alive(pid) and command_line(pid) == [] and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
@@ -184,7 +185,7 @@ def _reap(pid: int) -> None:
         del _children[pid]
 
 
-def _command_line(pid: int) -> list[str] | None:
+def command_line(pid: int) -> list[str] | None:
     """The argv of `pid`: [] while an exiting process is torn down, None when it is gone or
     hidden from us."""
     try:
@@ -197,7 +198,7 @@ def is_our_server(pid: int, http_port: int) -> bool:
     """Whether `pid` is a weaviate-server serving REST on `http_port` (not a recycled pid)."""
     if not pid_alive(pid):
         return False
-    argv = _command_line(pid)
+    argv = command_line(pid)
     if not argv or "weaviate" not in Path(argv[0]).name:
         return False
     return any(
@@ -224,6 +225,16 @@ def terminate(pid: int, timeout: float) -> None:
             time.sleep(0.05)
     if pid_alive(pid):
         raise ServerError(f"Weaviate (pid {pid}) did not stop even after SIGKILL")
+
+
+def terminate_all(pids: Sequence[int], timeout: float) -> None:
+    """`terminate` every one of `pids`, SIGTERM to all first: they shut down side by side
+    instead of one after the other."""
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            psutil.Process(pid).send_signal(signal.SIGTERM)
+    for pid in pids:
+        terminate(pid, timeout)
 
 
 def _port_is_free(port: int) -> bool:

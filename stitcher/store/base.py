@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
+from stitcher.errors import UsageError
 from stitcher.filters import Where
 from stitcher.graph.model import Entity
 from stitcher.graph.resolve import EntityLookup
@@ -24,6 +25,15 @@ from stitcher.models import (
 #: How a collection is laid out: stitcher's own (settings recorded), seed 003's LangChain
 #: layout (`text` + `parent_id`, see stitcher.seed_layout), or anything else.
 Layout = Literal["stitcher", "seed", "unknown"]
+
+#: How `hybrid` fuses its two sides: Weaviate's relativeScoreFusion or rankedFusion.
+FUSIONS = ("relative", "ranked")
+
+
+def check_fusion(fusion: str) -> None:
+    """Raise UsageError unless `fusion` is one of FUSIONS (every store's `hybrid` does)."""
+    if fusion not in FUSIONS:
+        raise UsageError(f"unknown fusion {fusion!r}; use 'relative' or 'ranked'")
 
 
 class EntityCollections(EntityLookup, Protocol):

@@ -28,7 +28,7 @@ from stitcher.models import (
     StoredDocument,
     WriteFailure,
 )
-from stitcher.store.base import Layout
+from stitcher.store.base import Layout, check_fusion
 from stitcher.store.schema import (
     ExtraProperty,
     Kind,
@@ -315,8 +315,7 @@ class MemoryStore:
         where: Where | None = None,
     ) -> list[Hit]:
         """BM25 over `keyword_text` tokens and cosine similarity, fused like Weaviate does."""
-        if fusion not in ("relative", "ranked"):
-            raise UsageError(f"unknown fusion {fusion!r}; use 'relative' or 'ranked'")
+        check_fusion(fusion)
         predicate = self._predicate(where) if where else None
         allowed = [
             object_id

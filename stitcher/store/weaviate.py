@@ -44,7 +44,7 @@ from stitcher.models import (
     WriteFailure,
 )
 from stitcher.retry import RetryPolicy, call_with_retries
-from stitcher.store.base import Layout
+from stitcher.store.base import Layout, check_fusion
 from stitcher.store.entities import EntityStore, MentionLinker
 from stitcher.store.schema import (
     CORE_PROPERTIES,
@@ -709,12 +709,10 @@ class WeaviateStore:
         where: Where | None = None,
     ) -> list[Hit]:
         """Hybrid query: BM25 on `text_seg` over `keyword_text` plus the vector; see Hit.explain."""
-        from weaviate.classes.query import HybridFusion, MetadataQuery
+        from weaviate.classes.query import MetadataQuery
 
         self._require()
-        fusions = {"relative": HybridFusion.RELATIVE_SCORE, "ranked": HybridFusion.RANKED}
-        if fusion not in fusions:
-            raise UsageError(f"unknown fusion {fusion!r}; use 'relative' or 'ranked'")
+        fusion_type = weaviate_fusion(fusion)
         result = self._call(
             "searching",
             functools.partial(
@@ -722,7 +720,7 @@ class WeaviateStore:
                 query=keyword_text,
                 vector=vector,
                 alpha=alpha,
-                fusion_type=fusions[fusion],
+                fusion_type=fusion_type,
                 query_properties=["text_seg"],
                 limit=limit,
                 filters=translate(where, self._load_extras(), self._references, self._name),
@@ -1021,6 +1019,14 @@ def _between_counts(listed: int, before: int, after: int) -> bool:
     """Whether a whole listing saw as many objects as the replicas counted before or after it,
     or a number in between (another writer may have been busy meanwhile)."""
     return min(before, after) <= listed <= max(before, after)
+
+
+def weaviate_fusion(fusion: str) -> Any:
+    """The client's HybridFusion for one of stitcher.store.base.FUSIONS (UsageError else)."""
+    from weaviate.classes.query import HybridFusion
+
+    check_fusion(fusion)
+    return HybridFusion.RELATIVE_SCORE if fusion == "relative" else HybridFusion.RANKED
 
 
 def parse_explain(raw: str, alpha: float, fusion: str) -> ScoreExplain:
