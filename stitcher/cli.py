@@ -65,16 +65,16 @@ app.add_typer(model_app, name="model")
 # Shared options: every command that talks to Weaviate takes the same three.
 UrlOpt = Annotated[
     str | None,
-    typer.Option("--url", help="Weaviate URL [env: WEAVIATE_URL]. Default: the local server."),
+    typer.Option("--url", help="Weaviate URL (env: WEAVIATE_URL). Default: the local server."),
 ]
 KeyOpt = Annotated[
     str | None,
     typer.Option(
-        "--api-key", help="API key for --url [env: WEAVIATE_API_KEY].", show_default=False
+        "--api-key", help="API key for --url (env: WEAVIATE_API_KEY).", show_default=False
     ),
 ]
 GrpcOpt = Annotated[
-    int | None, typer.Option("--grpc-port", help="gRPC port of --url [env: WEAVIATE_GRPC_PORT].")
+    int | None, typer.Option("--grpc-port", help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).")
 ]
 CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="Collection to use.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
@@ -285,7 +285,7 @@ def _root(
         str | None,
         typer.Option(
             "--profile",
-            help="Profile of stitcher.toml to use [env: STITCHER_PROFILE]. Default: the file's "
+            help="Profile of stitcher.toml to use (env: STITCHER_PROFILE). Default: the file's "
             "default_profile.",
         ),
     ] = None,

@@ -27,16 +27,16 @@ entities_app = typer.Typer(
 
 _UrlOpt = Annotated[
     str | None,
-    typer.Option("--url", help="Weaviate URL [env: WEAVIATE_URL]. Default: the local server."),
+    typer.Option("--url", help="Weaviate URL (env: WEAVIATE_URL). Default: the local server."),
 ]
 _KeyOpt = Annotated[
     str | None,
     typer.Option(
-        "--api-key", help="API key for --url [env: WEAVIATE_API_KEY].", show_default=False
+        "--api-key", help="API key for --url (env: WEAVIATE_API_KEY).", show_default=False
     ),
 ]
 _GrpcOpt = Annotated[
-    int | None, typer.Option("--grpc-port", help="gRPC port of --url [env: WEAVIATE_GRPC_PORT].")
+    int | None, typer.Option("--grpc-port", help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).")
 ]
 _CollectionOpt = Annotated[
     str, typer.Option("--collection", "-c", help="Chunk collection the entities belong to.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -272,3 +273,30 @@ def test_a_markup_file_name_is_shown_verbatim_by_ingest_and_search(
     assert re.search(rf"─ 1\. /\S.*/docs/{re.escape(name)}  \[0:\d+\] ─", found.stdout)
     stats = run_stitcher("stats", "-c", collection, env=wide)
     assert f"docs/{name}" in stats.stdout
+
+
+def _flattened(text: str) -> str:
+    """Help as words: rich's box drawing and the column padding of wrapped lines removed."""
+    return " ".join(re.sub(r"[\u2500-\u257f]", " ", text).split())
+
+
+def test_help_shows_every_help_text_as_written() -> None:
+    # Typer parses help as rich markup: "[env: WEAVIATE_URL]" was taken for a style tag and
+    # vanished, leaving "Weaviate URL . Default: ...". Every option's help must print verbatim.
+    from typer.main import get_command
+
+    runner = CliRunner()
+    for path in [(), *_commands(app)]:
+        command = get_command(app)
+        for name in path:
+            command = command.commands[name]  # type: ignore[attr-defined]
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "300"})
+        assert result.exit_code == 0, path
+        shown = _flattened(result.output)
+        if command.help:
+            summary = command.help.split("\n\n")[0]
+            assert _flattened(summary) in shown, (path, summary)
+        for param in command.params:
+            written = getattr(param, "help", None)
+            if written:
+                assert _flattened(written) in shown, (path, param.name, written)
