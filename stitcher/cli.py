@@ -257,6 +257,8 @@ def _stitcher(
         replication_factor=replication_factor,
         consistency=consistency,
     ) as s:
+        if s.connection.url is None:
+            _build_local_server_on_first_use()
         yield s
 
 
@@ -354,9 +356,8 @@ def config_show(as_json: JsonOpt = False) -> None:
 # --- server ---------------------------------------------------------------------------------
 
 
-@server_app.command("install")
-def server_install() -> None:
-    """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+def _install_server() -> Path:
+    """`go install` the pinned Weaviate (a no-op when it is cached), showing its progress."""
     from stitcher import render
     from stitcher.provision import ensure_binary
 
@@ -365,8 +366,22 @@ def server_install() -> None:
     # (on the error console: --quiet never hides why an install failed).
     display = render.InstallDisplay(err, _errors(), live=err.is_terminal and not _OUTPUT.quiet)
     with display:
-        path = ensure_binary(events=display)
-    typer.echo(str(path))
+        return ensure_binary(events=display)
+
+
+def _build_local_server_on_first_use() -> None:
+    """A command that will start the local server builds it first when it is not built yet
+    (minutes, with `server install`'s progress) instead of failing with "run server install"."""
+    from stitcher.provision import binary_path
+
+    if not binary_path().is_file():
+        _install_server()
+
+
+@server_app.command("install")
+def server_install() -> None:
+    """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+    typer.echo(str(_install_server()))
 
 
 @server_app.command("start")
@@ -387,6 +402,7 @@ def server_start(
     """Start the local server (no-op when it is running) and print its URL."""
     from stitcher import server
 
+    _build_local_server_on_first_use()
     err = _err()
     info = server.start(notice=lambda m: err.print(_worded(m)), nodes=nodes, timeout=timeout)
     typer.echo(info.url)
@@ -444,6 +460,7 @@ def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = No
     from stitcher.server import BACKUPS_DIR
     from stitcher.transfer import backup_local
 
+    _build_local_server_on_first_use()
     err = _err()
     client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
     try:
@@ -460,6 +477,7 @@ def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = N
     from stitcher.server import BACKUPS_DIR
     from stitcher.transfer import restore_local
 
+    _build_local_server_on_first_use()
     err = _err()
     client = connect(ConnectionSettings(), notice=lambda m: err.print(_worded(m)))
     try:
