@@ -11,6 +11,7 @@ both consoles are created with markup off, and styled lines are built from `Text
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -1037,6 +1038,21 @@ def doctor(
 
 
 # --- error handling: the one place that turns failures into exit codes -------------------------
+
+
+def _one_line_summaries(*groups: typer.Typer) -> None:
+    """Each command's summary in a command list: its docstring's first paragraph on one line.
+
+    typer's command lists keep the docstring's own line breaks in rich mode (its check of the
+    markup mode is the wrong way round), so a two-line summary showed as a cut-off sentence.
+    """
+    for group in groups:
+        for info in group.registered_commands:
+            text = info.help or inspect.getdoc(info.callback) or ""
+            info.short_help = info.short_help or " ".join(text.split("\n\n")[0].split())
+
+
+_one_line_summaries(app, server_app, model_app, config_app, entities_app)
 
 
 def main(argv: list[str] | None = None) -> int:

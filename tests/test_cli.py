@@ -300,3 +300,26 @@ def test_help_shows_every_help_text_as_written() -> None:
             written = getattr(param, "help", None)
             if written:
                 assert _flattened(written) in shown, (path, param.name, written)
+
+
+def test_command_lists_show_each_summary_on_one_line() -> None:
+    # typer's command list keeps a docstring's own line breaks in rich mode, so `stitcher
+    # --help` showed "...; safe to re-run:" and the rest of the sentence on a line of its own.
+    from typer.main import get_command
+
+    from tests.test_exit_codes import run_stitcher, script_environment
+
+    # typer reads the width when it is imported: a fresh process, wide enough for no wrapping.
+    wide = script_environment(COLUMNS="400", TERMINAL_WIDTH="400")
+    groups = [(), *(path for path in _commands(app) if len(path) == 1)]
+    for path in groups:
+        group = get_command(app)
+        for name in path:
+            group = group.commands[name]  # type: ignore[attr-defined]
+        if not hasattr(group, "commands"):
+            continue
+        shown = run_stitcher(*path, "--help", env=wide).stdout
+        for name, command in group.commands.items():
+            summary = _flattened((command.help or "").split("\n\n")[0])
+            rows = [line for line in shown.splitlines() if f" {name} " in line]
+            assert any(summary in _flattened(row) for row in rows), (path, name, rows)
