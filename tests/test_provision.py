@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -138,6 +139,7 @@ def test_install_on_a_terminal_redraws_one_line(
     # however many modules were fetched (the progress line redraws with carriage returns).
     assert shown.count("\n") <= 3, shown
     assert f"{MODULES} modules fetched" in shown
+    assert re.search(r"\b0:00:\d\d\b", shown), shown  # the elapsed time beside them
     assert "go: downloading" not in shown
     assert f"Weaviate {WEAVIATE_VERSION} installed at" in shown
 
