@@ -11,6 +11,7 @@ both consoles are created with markup off, and styled lines are built from `Text
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -63,16 +64,16 @@ app.add_typer(model_app, name="model")
 # Shared options: every command that talks to Weaviate takes the same three.
 UrlOpt = Annotated[
     str | None,
-    typer.Option("--url", help="Weaviate URL [env: WEAVIATE_URL]. Default: the local server."),
+    typer.Option("--url", help="Weaviate URL (env: WEAVIATE_URL). Default: the local server."),
 ]
 KeyOpt = Annotated[
     str | None,
     typer.Option(
-        "--api-key", help="API key for --url [env: WEAVIATE_API_KEY].", show_default=False
+        "--api-key", help="API key for --url (env: WEAVIATE_API_KEY).", show_default=False
     ),
 ]
 GrpcOpt = Annotated[
-    int | None, typer.Option("--grpc-port", help="gRPC port of --url [env: WEAVIATE_GRPC_PORT].")
+    int | None, typer.Option("--grpc-port", help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).")
 ]
 CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="Collection to use.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
@@ -268,6 +269,8 @@ def _stitcher(
         replication_factor=replication_factor,
         consistency=consistency,
     ) as s:
+        if s.connection.url is None:
+            _build_local_server_on_first_use()
         yield s
 
 
@@ -296,7 +299,7 @@ def _root(
         str | None,
         typer.Option(
             "--profile",
-            help="Profile of stitcher.toml to use [env: STITCHER_PROFILE]. Default: the file's "
+            help="Profile of stitcher.toml to use (env: STITCHER_PROFILE). Default: the file's "
             "default_profile.",
         ),
     ] = None,
@@ -365,9 +368,8 @@ def config_show(as_json: JsonOpt = False) -> None:
 # --- server ---------------------------------------------------------------------------------
 
 
-@server_app.command("install")
-def server_install() -> None:
-    """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+def _install_server() -> Path:
+    """`go install` the pinned Weaviate (a no-op when it is cached), showing its progress."""
     from stitcher import render
     from stitcher.provision import ensure_binary
 
@@ -376,8 +378,22 @@ def server_install() -> None:
     # (on the error console: --quiet never hides why an install failed).
     display = render.InstallDisplay(err, _errors(), live=err.is_terminal and not _OUTPUT.quiet)
     with display:
-        path = ensure_binary(events=display)
-    typer.echo(str(path))
+        return ensure_binary(events=display)
+
+
+def _build_local_server_on_first_use() -> None:
+    """A command that will start the local server builds it first when it is not built yet
+    (minutes, with `server install`'s progress) instead of failing with "run server install"."""
+    from stitcher.provision import binary_path
+
+    if not binary_path().is_file():
+        _install_server()
+
+
+@server_app.command("install")
+def server_install() -> None:
+    """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+    typer.echo(str(_install_server()))
 
 
 @server_app.command("start")
@@ -398,6 +414,7 @@ def server_start(
     """Start the local server (no-op when it is running) and print its URL."""
     from stitcher import server
 
+    _build_local_server_on_first_use()
     err = _err()
     info = server.start(notice=lambda m: err.print(_worded(m)), nodes=nodes, timeout=timeout)
     typer.echo(info.url)
@@ -453,6 +470,7 @@ def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = No
     backup: fast, exact; for another server use `stitcher export`)."""
     from stitcher.api import backup_local
 
+    _build_local_server_on_first_use()
     err = _err()
     report = backup_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
     typer.echo(report.one_line("created"))
@@ -463,6 +481,7 @@ def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = N
     """Restore collections from a backup of the local server (never over an existing one)."""
     from stitcher.api import restore_local
 
+    _build_local_server_on_first_use()
     err = _err()
     report = restore_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
     typer.echo(report.one_line("restored"))
@@ -1009,6 +1028,21 @@ def doctor(
 
 
 # --- error handling: the one place that turns failures into exit codes -------------------------
+
+
+def _one_line_summaries(*groups: typer.Typer) -> None:
+    """Each command's summary in a command list: its docstring's first paragraph on one line.
+
+    typer's command lists keep the docstring's own line breaks in rich mode (its check of the
+    markup mode is the wrong way round), so a two-line summary showed as a cut-off sentence.
+    """
+    for group in groups:
+        for info in group.registered_commands:
+            text = info.help or inspect.getdoc(info.callback) or ""
+            info.short_help = info.short_help or " ".join(text.split("\n\n")[0].split())
+
+
+_one_line_summaries(app, server_app, model_app, config_app, entities_app)
 
 
 def main(argv: list[str] | None = None) -> int:
