@@ -413,11 +413,9 @@ def _from_env(key: str) -> Any:
     raw = _env(name)
     assert raw is not None
     expected = PROFILE_KEYS[key]
-    if expected is str:
-        return raw
     try:
-        value = expected(raw)
+        value = raw if expected is str else expected(raw)
     except ValueError:
         raise ConfigInvalid(f"{name}={raw!r} is not a {expected.__name__}") from None
-    _check_value(key, value, name)
+    _check_value(key, value, name)  # a string with a fixed set of values too (warm, device)
     return value

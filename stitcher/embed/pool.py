@@ -24,6 +24,7 @@ import signal
 import warnings
 from collections import deque
 from collections.abc import Sequence
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -200,6 +201,9 @@ class EncodePool:
         if self._processes:
             return
         context = multiprocessing.get_context("spawn")
+        # Started by the first process.start() otherwise, and it unblocks SIGINT as it starts
+        # (3.11), which would undo the mask below for the first worker.
+        resource_tracker.ensure_running()
         quiet = _quiet_state()
         try:
             for index in range(self.workers):
