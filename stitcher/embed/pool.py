@@ -300,6 +300,24 @@ def _serve(
     # (semaphores the resource tracker would report as leaked) is released.
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
+        _work(conn, model, device, index, batch_size, threads, quiet, parent)
+    finally:
+        # Out of its loop the worker exits by itself; a SIGTERM from close() now would only
+        # interrupt the libraries' exit handlers (torch's print a traceback).
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _work(
+    conn: Connection,
+    model: ModelRef,
+    device: str,
+    index: int,
+    batch_size: int,
+    threads: int,
+    quiet: tuple[list[Any], dict[str, int]],
+    parent: int,
+) -> None:
+    try:
         _be_quiet(*quiet)
         import torch  # the worker exists to run torch; the parent never imports it for this
 
