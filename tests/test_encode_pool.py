@@ -176,6 +176,42 @@ def test_the_parent_of_a_pool_does_not_import_torch(tiny_model: Path) -> None:
     assert result.stdout.split() == ["(2,", "32)", "False"]
 
 
+def test_workers_exit_when_their_parent_is_killed_outright(tiny_model: Path) -> None:
+    """SIGKILL runs no cleanup in the parent: the workers must notice the closed pipe."""
+    program = textwrap.dedent(
+        f"""
+        import time
+        from stitcher.embed import EncodePool, resolve_model
+
+        if __name__ == "__main__":
+            pool = EncodePool(resolve_model({str(tiny_model)!r}), workers=2)
+            pool.embed_array(["one text"])
+            print(*pool.pids, flush=True)
+            time.sleep(600)
+        """
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", program],
+        env=script_environment(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert parent.stdout is not None
+        pids = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 120  # a liveness bound, not a speed claim
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in pids if _alive(pid)]
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
 # --- through the installed script, against the real server -------------------------------------
 
 
