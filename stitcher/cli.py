@@ -286,7 +286,7 @@ class _Profile:
 _profile = _Profile()
 
 #: Command options whose defaults come from the environment and stitcher.toml (flags still win).
-_CONFIGURABLE_OPTIONS = ("collection", "model", "alpha", "limit")
+_CONFIGURABLE_OPTIONS = ("collection", "model", "alpha", "limit", "device", "workers")
 
 config_app = typer.Typer(help="Configuration: stitcher.toml profiles and where values come from.")
 app.add_typer(config_app, name="config")
@@ -516,6 +516,20 @@ def ingest(
     ] = DEFAULT_CHUNK_OVERLAP,
     model: ModelOpt = None,
     batch_size: Annotated[int, typer.Option(help="Texts per embedding batch.")] = 32,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            help="Where to embed: cpu, cuda or auto (cuda when torch sees a GPU) "
+            "[env: STITCHER_DEVICE]. Default: auto."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Encode processes (1: in this process) [env: STITCHER_WORKERS]. Default: 1.",
+        ),
+    ] = None,
     tag: Annotated[
         list[str] | None,
         typer.Option("--tag", help="Add this tag to every document (repeatable)."),
@@ -581,6 +595,8 @@ def ingest(
         mentions=read_mentions_file(mentions_from) if mentions_from else None,
         source=source,
         max_delete=DeleteLimit.parse(max_delete) if max_delete is not None else None,
+        device=device or "auto",
+        workers=workers or 1,
     )
     err = _err()
     live = err.is_terminal and not _OUTPUT.quiet

@@ -160,6 +160,10 @@ class ModelError(StitcherError):
     """The embedding model could not be loaded."""
 
 
+class DeviceUnavailable(UsageError):
+    """The device asked for (`cuda`) is not there, or the model's engine cannot use it."""
+
+
 class FilterError(UsageError):
     """A --where expression is malformed or names an unknown field."""
 

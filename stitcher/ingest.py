@@ -178,6 +178,11 @@ class IngestOptions:
     source: str | None = None
     #: What --prune may delete before it refuses (PruneRefused); None: the default, 50%.
     max_delete: DeleteLimit | None = None
+    #: Where the embedder runs (stitcher.embed.DEVICES); nothing about it is stored: cpu and
+    #: cuda vectors of one model agree within float tolerance.
+    device: str = "auto"
+    #: Encode processes (stitcher.embed.EncodePool); 1 embeds in this process.
+    workers: int = 1
 
 
 @dataclass

@@ -26,6 +26,8 @@ from stitcher.docmatch import DocumentName, resolve_document
 from stitcher.embed import (
     Embedder,
     ModelRef,
+    check_device,
+    check_workers,
     document_embedder,
     export_onnx,
     model_reading,
@@ -192,10 +194,20 @@ class Session:
         A dry run reads only and takes no lock. Files whose bytes are those of a load the
         collection still holds are not loaded again (stitcher.memo), unless ``reread=True``.
         """
+        options = options or IngestOptions()
         model_ref = resolve_model(model)
+        # Settings the model cannot use fail now, before the lock; a missing GPU shows once
+        # torch loads (only when something needs embedding).
+        check_device(model_ref, options.device)
+        check_workers(model_ref, options.workers)
+        made: list[Any] = []
 
         def make_embedder() -> Any:
-            embedder = document_embedder(model_ref, (options or IngestOptions()).batch_size)
+            embedder = document_embedder(
+                model_ref, options.batch_size, device=options.device, workers=options.workers
+            )
+            made.append(embedder)
+            _ = embedder.dimension  # loads the model (or starts the pool): a missing GPU fails now
             if needs_onnx_export(model_ref) and onnx_export_dir(model_ref) is None:
                 # torch is loaded now anyway: this is the cheap moment to prepare the fast
                 # query path that `stitcher search` uses.
@@ -207,20 +219,25 @@ class Session:
                     self._notice(f"warning: no ONNX export: {error.unworded}")
             return embedder
 
-        options = options or IngestOptions()
         self.store.check_replication()  # a factor that cannot be honoured fails before any work
         memo = None if reread else LoadMemo(self._memo_path(), notice=self._notice)
-        with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
-            summary = ingest(
-                self.store,
-                paths,
-                model_name=model_ref.name,
-                embedder=make_embedder,
-                options=options,
-                stdin=stdin,
-                progress=progress,
-                memo=memo,
-            )
+        try:
+            with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
+                summary = ingest(
+                    self.store,
+                    paths,
+                    model_name=model_ref.name,
+                    embedder=make_embedder,
+                    options=options,
+                    stdin=stdin,
+                    progress=progress,
+                    memo=memo,
+                )
+        finally:
+            for embedder in made:  # an encode pool's processes end with the run, however it ends
+                close = getattr(embedder, "close", None)
+                if callable(close):
+                    close()
         self._settings = None
         return summary
 

@@ -28,6 +28,8 @@ LAYER_VALUES: dict[str, tuple[Any, Any, Any]] = {
     "limit": (7, 8, 9),
     "warm": ("never", "always", "auto"),
     "warm_idle": (30.0, 2.5, 60.0),
+    "device": ("cpu", "cuda", "auto"),
+    "workers": (2, 3, 4),
 }
 
 
