@@ -520,14 +520,14 @@ def ingest(
         str | None,
         typer.Option(
             help="Where to embed: cpu, cuda or auto (cuda when torch sees a GPU) "
-            "[env: STITCHER_DEVICE]. Default: auto."
+            "(env: STITCHER_DEVICE). Default: auto."
         ),
     ] = None,
     workers: Annotated[
         int | None,
         typer.Option(
             min=1,
-            help="Encode processes (1: in this process) [env: STITCHER_WORKERS]. Default: 1.",
+            help="Encode processes (1: in this process) (env: STITCHER_WORKERS). Default: 1.",
         ),
     ] = None,
     tag: Annotated[
