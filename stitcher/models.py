@@ -170,8 +170,9 @@ class CollectionSettings:
     #: collections recorded before it existed read back as 1.
     replication_factor: int = 1
     #: One collection for many knowledge bases, a Weaviate tenant each (stitcher --tenant);
-    #: fixed when the collection is created.
-    multi_tenant: bool = False
+    #: fixed when the collection is created. Not compared: it is the collection's layout,
+    #: checked on its own (TenancyMismatch), not something its chunks were made with.
+    multi_tenant: bool = field(default=False, compare=False)
 
     def recorded(self) -> dict[str, Any]:
         """The values as stored (collection description, export header); `multi_tenant` only

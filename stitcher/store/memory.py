@@ -442,6 +442,7 @@ class MemoryStore:
         where: Where | None = None,
     ) -> list[Hit]:
         """BM25 over `keyword_text` tokens and cosine similarity, fused like Weaviate does."""
+        self._wake()
         if fusion not in ("relative", "ranked"):
             raise UsageError(f"unknown fusion {fusion!r}; use 'relative' or 'ranked'")
         predicate = self._predicate(where) if where else None
