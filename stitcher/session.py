@@ -46,6 +46,7 @@ from stitcher.search import SearchOptions, SearchResult, search
 from stitcher.search import latest as latest_search
 from stitcher.seed_layout import adopt, seed_search
 from stitcher.sql import run_readonly
+from stitcher.store.schema import some_names
 from stitcher.store.weaviate import WeaviateStore
 from stitcher.transfer import export_collection, export_target, import_collection
 from stitcher.where import parse_where
@@ -288,10 +289,9 @@ class Session:
     def _missing_message(self) -> str:
         if self.tenant is not None and self.collection in self.store.collection_names():
             known = [info.name for info in self.store.tenants(count=False)]
-            listing = ", ".join(known) if known else "none yet"
             return (
                 f"collection {self.collection!r} has no tenant {self.tenant!r}; its tenants: "
-                f"{listing} (`stitcher ingest` with the tenant creates it)"
+                f"{some_names(known)} (`stitcher ingest` with the tenant creates it)"
             )
         names = self.store.collection_names()
         listing = ", ".join(names) if names else "none yet: run `stitcher ingest PATH` first"

@@ -292,3 +292,19 @@ def run_stitcher_in(folder: Path, *args: str) -> Any:
         text=True,
         timeout=600,
     )
+
+
+@pytest.mark.integration
+def test_doctor_checks_a_multi_tenant_collection_without_waking_its_tenants(
+    weaviate_client: Any, two_tenants: str
+) -> None:
+    from stitcher.config import ConnectionSettings
+    from stitcher.doctor import DoctorOptions, check_collections
+
+    store = _tenant_store(weaviate_client, two_tenants, None)
+    store.set_tenant_active("kb-a", False)
+    options = DoctorOptions(ConnectionSettings(), collection=two_tenants)
+    (check,) = check_collections(weaviate_client, options)
+    assert check.status == "ok", check
+    assert "multi-tenant: 2 tenants (1 active)" in check.detail
+    assert [t.status for t in store.tenants(count=False)] == ["INACTIVE", "ACTIVE"]

@@ -52,6 +52,7 @@ from stitcher.store.schema import (
     properties_to_record,
     record_to_properties,
     resolve_field,
+    some_names,
     tenancy_mismatch,
     user_fields,
 )
@@ -224,7 +225,7 @@ class MemoryStore:
         if name not in tenants:
             raise TenantMissing(
                 f"collection {self._name!r} has no tenant {name!r}; its tenants: "
-                f"{', '.join(sorted(tenants)) or 'none'}"
+                f"{some_names(sorted(tenants))}"
             )
         before = self._server.status[(self._name, name)]
         self._server.status[(self._name, name)] = "ACTIVE" if active else "INACTIVE"

@@ -483,3 +483,11 @@ def no_tenants(collection: str) -> TenancyMismatch:
         f"{setting('tenant', 'NAME')} into a new {setting('collection')} creates a multi-tenant "
         "one)"
     )
+
+
+def some_names(names: Sequence[str], shown: int = 10) -> str:
+    """ "a, b, c" — the first `shown` of many, then how many more ("none" for none)."""
+    if not names:
+        return "none"
+    listed = ", ".join(names[:shown])
+    return listed if len(names) <= shown else f"{listed} and {len(names) - shown} more"

@@ -62,6 +62,7 @@ from stitcher.store.schema import (
     record_to_properties,
     settings_from_description,
     settings_to_description,
+    some_names,
     tenancy_mismatch,
     user_fields,
 )
@@ -308,12 +309,7 @@ class WeaviateStore:
             CollectionMissing: The collection does not exist.
             TenancyMismatch: The collection is single-tenant.
         """
-        if not self._call("reading", lambda: self._client.collections.exists(self._name)):
-            raise CollectionMissing(
-                f"collection {self._name!r} does not exist; check {setting('collection')}"
-            )
-        if not self.is_multi_tenant():
-            raise no_tenants(self._name)
+        self._require_multi_tenant()
         found = self._call("reading the tenants", self._whole.tenants.get)
         infos = []
         for name in sorted(found):
@@ -328,6 +324,14 @@ class WeaviateStore:
             infos.append(TenantInfo(name, status, chunks))
         return infos
 
+    def _require_multi_tenant(self) -> None:
+        if not self._call("reading", lambda: self._client.collections.exists(self._name)):
+            raise CollectionMissing(
+                f"collection {self._name!r} does not exist; check {setting('collection')}"
+            )
+        if not self.is_multi_tenant():
+            raise no_tenants(self._name)
+
     def set_tenant_active(self, name: str, active: bool) -> str:
         """Activate a tenant (load it) or deactivate it (unload it from memory, files kept on
         disk); returns its status before. Offloading to cloud storage needs Weaviate's
@@ -340,18 +344,20 @@ class WeaviateStore:
 
         tenant = checked_tenant_name(name)
         assert tenant is not None
-        before = {info.name: info.status for info in self.tenants(count=False)}
-        if tenant not in before:
+        self._require_multi_tenant()
+        found = self._call("reading the tenants", lambda: self._whole.tenants.get_by_name(tenant))
+        if found is None:
+            known = [info.name for info in self.tenants(count=False)]
             raise TenantMissing(
                 f"collection {self._name!r} has no tenant {tenant!r}; its tenants: "
-                f"{', '.join(sorted(before)) or 'none'}"
+                f"{some_names(known)}"
             )
         status = TenantActivityStatus.ACTIVE if active else TenantActivityStatus.INACTIVE
         self._call(
             "changing a tenant's activity",
             lambda: self._whole.tenants.update([Tenant(name=tenant, activity_status=status)]),
         )
-        return before[tenant]
+        return _status_name(found.activity_status)
 
     def collection_names(self) -> list[str]:
         """The server's collections, sorted, stitcher's bookkeeping ones left out."""
