@@ -308,3 +308,24 @@ def test_doctor_checks_a_multi_tenant_collection_without_waking_its_tenants(
     assert check.status == "ok", check
     assert "multi-tenant: 2 tenants (1 active)" in check.detail
     assert [t.status for t in store.tenants(count=False)] == ["INACTIVE", "ACTIVE"]
+
+
+@pytest.mark.integration
+def test_the_first_ingests_of_two_tenants_may_race_to_create_the_collection(
+    weaviate_client: Any, collection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tenants' writers do not wait for each other, so two first ingests can both find no
+    collection; the one whose create is refused adds its tenant to the other's collection."""
+    _tenant_store(weaviate_client, collection, "kb-a").create(SETTINGS)
+    real_exists = weaviate_client.collections.exists
+    answers = iter([False])  # b looks before a's collection is there
+
+    def exists(name: str) -> bool:
+        return next(answers, None) is not False and real_exists(name)
+
+    monkeypatch.setattr(weaviate_client.collections, "exists", exists)
+    late = _tenant_store(weaviate_client, collection, "kb-b")
+    late.create(SETTINGS)
+    monkeypatch.undo()
+    assert [t.name for t in late.tenants(count=False)] == ["kb-a", "kb-b"]
+    assert late.exists() and late.settings() == SETTINGS

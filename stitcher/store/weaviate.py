@@ -379,7 +379,6 @@ class WeaviateStore:
         down catches up on its own; deletes against updates are resolved by time.
         """
         from weaviate.classes.config import Configure, ReplicationDeletionStrategy
-        from weaviate.exceptions import UnexpectedStatusCodeError
 
         if self._tenant is not None and self._client.collections.exists(self._name):
             self._create_tenant(settings)
@@ -415,8 +414,10 @@ class WeaviateStore:
                     multi_tenancy_config=tenancy,
                 ),
             )
-        except UnexpectedStatusCodeError:
-            # The first ingests of two tenants at once: the other made the collection.
+        except StitcherError:
+            # The first ingests of two tenants at once (their locks are apart): the other made
+            # the collection, which is just as good. `_call` has turned the refusal into a
+            # ServerFault; anything else is re-raised as it is.
             if not (multi_tenant and self._client.collections.exists(self._name)):
                 raise
             self._create_tenant(settings)
