@@ -76,6 +76,15 @@ GrpcOpt = Annotated[
     int | None, typer.Option("--grpc-port", help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).")
 ]
 CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="Collection to use.")]
+TenantOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        help="Tenant (knowledge base) of a multi-tenant collection [env: STITCHER_TENANT]; the "
+        "first ingest with one creates it.",
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
 ModelOpt = Annotated[
     str | None,
@@ -255,6 +264,7 @@ def _stitcher(
     *,
     consistency: str = "quorum",
     replication_factor: int | None = None,
+    tenant: str | None = None,
 ) -> Iterator[Stitcher]:
     from stitcher.api import Stitcher
 
@@ -268,6 +278,7 @@ def _stitcher(
         profile=_profile.name,
         replication_factor=replication_factor,
         consistency=consistency,
+        tenant=tenant,
     ) as s:
         if s.connection.url is None:
             _build_local_server_on_first_use()
@@ -286,7 +297,7 @@ class _Profile:
 _profile = _Profile()
 
 #: Command options whose defaults come from the environment and stitcher.toml (flags still win).
-_CONFIGURABLE_OPTIONS = ("collection", "model", "alpha", "limit", "device", "workers")
+_CONFIGURABLE_OPTIONS = ("collection", "tenant", "model", "alpha", "limit", "device", "workers")
 
 config_app = typer.Typer(help="Configuration: stitcher.toml profiles and where values come from.")
 app.add_typer(config_app, name="config")
@@ -507,6 +518,7 @@ def ingest(
         list[str], typer.Argument(help="Files or directories; - reads paths from stdin.")
     ],
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     glob: Annotated[
         str | None, typer.Option(help="Only files matching this glob, e.g. '**/*.md'.")
     ] = None,
@@ -609,6 +621,7 @@ def ingest(
             collection,
             consistency=consistency,
             replication_factor=replication_factor,
+            tenant=tenant,
         ) as s,
         display,
     ):
@@ -692,6 +705,7 @@ def search(
     ] = None,
     join: Annotated[str, typer.Option(help="Field that the --sql values must equal.")] = "title",
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     as_json: JsonOpt = False,
     no_stitch: Annotated[bool, typer.Option("--no-stitch", help="Return the raw chunks.")] = False,
     max_extend: Annotated[
@@ -744,6 +758,7 @@ def search(
             {
                 "connection": (url, api_key, grpc_port),
                 "collection": collection,
+                "tenant": tenant,
                 "consistency": consistency,
                 "query": query,
                 "options": {
@@ -772,7 +787,9 @@ def search(
     from stitcher.api import SqlJoin  # the whole library: not loaded when the worker answers
 
     sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
-    with _stitcher(url, api_key, grpc_port, collection, consistency=consistency) as s:
+    with _stitcher(
+        url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
+    ) as s:
         if queries is not None:
             with ExitStack() as stack:
                 lines = (
@@ -870,6 +887,7 @@ def _start_warm_worker(request: dict[str, Any]) -> None:
 @app.command()
 def fields(
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     as_json: JsonOpt = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
@@ -878,7 +896,7 @@ def fields(
     """Fields that --where can filter on, with their types and example values."""
     from stitcher import render
 
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         found = s.fields()
     if as_json:
         rows = [{"name": f.name, "type": f.kind, "examples": list(f.examples)} for f in found]
@@ -890,6 +908,7 @@ def fields(
 @app.command()
 def stats(
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     as_json: JsonOpt = False,
     consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
@@ -899,7 +918,9 @@ def stats(
     """Documents, chunks, per-source counts, replication factor and each shard's nodes."""
     from stitcher import render
 
-    with _stitcher(url, api_key, grpc_port, collection, consistency=consistency) as s:
+    with _stitcher(
+        url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
+    ) as s:
         data = s.stats()
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False))
@@ -936,7 +957,14 @@ def adopt(
 @app.command()
 def drop(
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="Really delete it.")] = False,
+    all_tenants: Annotated[
+        bool,
+        typer.Option(
+            "--all-tenants", help="Drop a multi-tenant collection with every tenant in it."
+        ),
+    ] = False,
     wait: Annotated[
         bool, typer.Option(help="Wait for a running writer (ingest, ...) instead of exiting.")
     ] = False,
@@ -944,15 +972,82 @@ def drop(
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Delete a whole collection (asks for --yes)."""
+    """Delete a whole collection, or with --tenant one tenant of it (asks for --yes)."""
+    what = collection if tenant is None else f"tenant {tenant} of {collection}"
     if not yes:
-        raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
+        raise UsageError(f"this deletes every object in {what!r}; add --yes to confirm")
+    if tenant is not None and all_tenants:
+        raise UsageError("--tenant drops one tenant, --all-tenants all of them: give one")
     from stitcher import warm
 
-    with _stitcher(url, api_key, grpc_port, collection) as s:
-        existed = s.drop(wait=wait)
+    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
+        existed = s.drop(wait=wait, all_tenants=all_tenants)
     warm.stop_worker()  # no session stays open on a collection that is gone
-    _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
+    _err().print(f"dropped {what}" if existed else f"{what} did not exist")
+
+
+# --- tenants: many knowledge bases in one collection ----------------------------------------
+
+tenants_app = typer.Typer(
+    help="Tenants of a multi-tenant collection (one per knowledge base): list, (de)activate."
+)
+app.add_typer(tenants_app, name="tenants")
+
+
+@tenants_app.callback(invoke_without_command=True)
+def tenants_list(
+    ctx: typer.Context,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """List the tenants: name, activity status, chunks (inactive ones are not counted: a read
+    would activate them)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from stitcher import render
+
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        found = s.tenants()
+    if as_json:
+        rows = [{"name": t.name, "status": t.status, "chunks": t.chunks} for t in found]
+        typer.echo(json.dumps(rows, ensure_ascii=False))
+    else:
+        render.tenants_table(_out(), found)
+
+
+TenantNameArg = Annotated[str, typer.Argument(help="The tenant.", show_default=False)]
+
+
+@tenants_app.command("deactivate")
+def tenants_deactivate(
+    name: TenantNameArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Unload a tenant from the server's memory (its files stay on disk); the next search or
+    ingest of it activates it again by itself."""
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        before = s.set_tenant_active(name, False)
+    _err().print(f"tenant {name} of {s.collection}: {before} -> INACTIVE")
+
+
+@tenants_app.command("activate")
+def tenants_activate(
+    name: TenantNameArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Load an inactive tenant again (ahead of its first search)."""
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        before = s.set_tenant_active(name, True)
+    _err().print(f"tenant {name} of {s.collection}: {before} -> ACTIVE")
 
 
 # --- export / import: moving a collection with its vectors -----------------------------------
@@ -964,6 +1059,7 @@ def export_command(
         str, typer.Argument(help="Where to write (JSON Lines; gzip when it ends in .gz; - stdout).")
     ],
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     wait: Annotated[
         bool, typer.Option(help="Wait for a running writer instead of exiting.")
     ] = False,
@@ -971,8 +1067,9 @@ def export_command(
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Write a collection, vectors and settings included, to a file `stitcher import` reads."""
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    """Write a collection (or one tenant of it), vectors and settings included, to a file
+    `stitcher import` reads."""
+    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         report = s.export_to(file, stdout=sys.stdout, wait=wait)
     _err().print(report.one_line())
 
@@ -984,6 +1081,11 @@ def import_command(
     into: Annotated[
         str | None,
         typer.Option("--collection", "-c", help="Import under this name. Default: the file's."),
+    ] = None,
+    # Not `tenant` either, for the same reason: only the flag names the tenant imported into.
+    into_tenant: Annotated[
+        str | None,
+        typer.Option("--tenant", help="Import as this tenant of a multi-tenant collection."),
     ] = None,
     wait: Annotated[
         bool, typer.Option(help="Wait for a running writer instead of exiting.")
@@ -998,7 +1100,7 @@ def import_command(
     from stitcher.transfer import read_header
 
     name = into or read_header(file).collection
-    with _stitcher(url, api_key, grpc_port, name) as s:
+    with _stitcher(url, api_key, grpc_port, name, tenant=into_tenant) as s:
         report = s.import_from(file, wait=wait)
     _echo_report(report, as_json)
 

@@ -329,6 +329,8 @@ def _check_collection(
     from stitcher.seed_layout import detect_layout
 
     label = f"collection {store.name}"
+    if store.is_multi_tenant():
+        return _check_tenants(client, store, options, model_name)
     existing = store.settings()
     if existing is None:
         if detect_layout(client, store.name) == "seed":
@@ -366,3 +368,37 @@ def _check_collection(
             "`stitcher ingest` its folders again (rebuilds them, reusing vectors)",
         )
     return Check(label, "ok", summary + f", text rules {rules.TEXT_RULES_VERSION}")
+
+
+def _check_tenants(
+    client: Any, store: Any, options: DoctorOptions, model_name: str | None
+) -> Check:
+    """A multi-tenant collection: its shared settings and how many tenants are active. Its
+    documents are not listed: that would activate every inactive tenant."""
+    from stitcher.store.weaviate import WeaviateStore
+
+    label = f"collection {store.name}"
+    tenants = store.tenants(count=False)
+    if not tenants:
+        return Check(label, "ok", "multi-tenant, no tenants yet")
+    existing = WeaviateStore(client, store.name, tenant=tenants[0].name).settings()
+    if existing is None:
+        return Check(label, "ok", "multi-tenant, not a stitcher collection (left alone)")
+    active = sum(1 for t in tenants if t.status == "ACTIVE")
+    summary = (
+        f"multi-tenant: {len(tenants)} tenants ({active} active), {existing.model}, "
+        f"{existing.chunk_size}/{existing.chunk_overlap} chunks"
+    )
+    differences = existing.refusals(
+        model=model_name or existing.model,
+        chunk_size=options.chunk_size,
+        chunk_overlap=options.chunk_overlap,
+    )
+    if differences:
+        return Check(
+            label,
+            "warn",
+            f"{summary}; ingest with these flags is refused: " + "; ".join(differences),
+            f"use the collection's settings, or another {setting('collection')}",
+        )
+    return Check(label, "ok", summary)

@@ -130,6 +130,14 @@ class CollectionMissing(StitcherError):
     """The named collection does not exist."""
 
 
+class TenancyMismatch(UsageError):
+    """A tenant named for a single-tenant collection, or none for a multi-tenant one."""
+
+
+class TenantMissing(CollectionMissing):
+    """The named tenant does not exist in its (multi-tenant) collection."""
+
+
 class SettingsMismatch(StitcherError):
     """The collection was built with other settings (model, dimension, chunking)."""
 

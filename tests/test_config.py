@@ -23,6 +23,7 @@ LAYER_VALUES: dict[str, tuple[Any, Any, Any]] = {
     "api_key": ("file-key", "env-key", "flag-key"),
     "grpc_port": (50100, 50200, 50300),
     "collection": ("FromFile", "FromEnv", "FromFlag"),
+    "tenant": ("kb-file", "kb-env", "kb-flag"),
     "model": ("/models/file", "/models/env", "/models/flag"),
     "alpha": (0.25, 0.75, 1.0),
     "limit": (7, 8, 9),
