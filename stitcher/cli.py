@@ -80,7 +80,7 @@ TenantOpt = Annotated[
     str | None,
     typer.Option(
         "--tenant",
-        help="Tenant (knowledge base) of a multi-tenant collection [env: STITCHER_TENANT]; the "
+        help="Tenant (knowledge base) of a multi-tenant collection (env: STITCHER_TENANT); the "
         "first ingest with one creates it.",
         show_default=False,
     ),
@@ -1160,7 +1160,7 @@ def _one_line_summaries(*groups: typer.Typer) -> None:
             info.short_help = info.short_help or " ".join(text.split("\n\n")[0].split())
 
 
-_one_line_summaries(app, server_app, model_app, config_app, entities_app)
+_one_line_summaries(app, server_app, model_app, config_app, entities_app, tenants_app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -294,6 +294,9 @@ _CONNECTING_ARGS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("entities", "load"): ("{news}/organizations.jsonl",),
     ("entities", "show"): ("Acme",),
     ("entities", "list"): (),
+    ("tenants",): (),
+    ("tenants", "deactivate"): ("kb1",),
+    ("tenants", "activate"): ("kb1",),
 }
 #: import checks its whole file before it connects (test_transfer), so no file here reaches it.
 _NOT_CONNECTING = {("import",)}
