@@ -457,3 +457,102 @@ class ChunkStoreContract:
         assert org_condition(entities, "Acme Corporation") == Condition("mentions.id", "eq", "acme")
         with pytest.raises(UnknownEntity):
             org_condition(entities, "Nobody Inc")
+
+    # -- graph references: filters along `mentions` -----------------------------------------
+
+    @pytest.fixture
+    def graph_store(self, created: ChunkStore) -> ChunkStore:
+        """Organizations and a person linked to them, then one chunk per document mentioning
+        them (entities first: a store links mentions to the entities it holds)."""
+        created.entities().load(GRAPH_ENTITIES)
+        for doc_id, mentions in GRAPH_DOCS.items():
+            metadata = {"mentions": mentions, "lang": "en"} if mentions else {"lang": "zh"}
+            write_ok(created, one_chunk(doc_id, f"news {doc_id}", **metadata))
+        return created
+
+    def test_filters_follow_references_to_entities(self, graph_store: ChunkStore) -> None:
+        for where, expected in GRAPH_CASES:
+            assert filtered(graph_store, where) == expected, where
+            heads = graph_store.heads(where, limit=50)
+            assert {record.doc_id for record in heads} == expected, where
+
+    def test_not_equal_along_references_means_some_entity_differs(
+        self, graph_store: ChunkStore
+    ) -> None:
+        # Weaviate's meaning: an organization without a country differs from France too.
+        found = filtered(graph_store, Where((C("mentions.country", "ne", "France"),)))
+        assert found == {"korea", "nimbus", "both"}
+
+    def test_reference_filters_refuse_bad_operators_and_unlinked_collections(
+        self, created: ChunkStore
+    ) -> None:
+        write_ok(created, one_chunk("plain", "no entities here", mentions=["Acme"]))
+        with pytest.raises(FilterError, match="no links to entities"):
+            filtered(created, Where((C("mentions.country", "eq", "France"),)))
+        with pytest.raises(FilterError, match="unknown field 'ceo'"):
+            filtered(created, Where((C("mentions.ceo", "eq", "x"),)))
+        with pytest.raises(FilterError, match=r"only =, ~ and a,b lists"):
+            filtered(created, Where((C("mentions.name", "gt", "x"),)))
+        with pytest.raises(FilterError, match="at least one value"):
+            filtered(created, Where((C("mentions.country", "any", []),)))
+
+
+#: The entities of the graph contract: Acme (France) supplies Kestrel (Korea), Ada sits on
+#: Acme's board, Nimbus has no country, and "Twin" is a name two organizations share.
+GRAPH_ENTITIES = [
+    Entity(
+        "organization",
+        "acme",
+        "Acme Corporation",
+        ("ACME", "艾克米"),
+        {"country": "France", "city": "Paris"},
+        {"supplier_of": ("kestrel",)},
+    ),
+    Entity("organization", "kestrel", "Kestrel Motors", (), {"country": "Korea"}),
+    Entity("organization", "nimbus", "Nimbus Labs", ("Twin",)),
+    Entity("organization", "other", "Other Twin Works", ("Twin",), {"country": "France"}),
+    Entity("person", "ada", "Ada Lovelace", (), {}, {"board_member_of": ("acme",)}),
+]
+
+#: Raw mentions by document: resolved by name or alias; "Twin" is ambiguous and "Nobody" is
+#: unknown, so neither links (the raw names stay filterable).
+GRAPH_DOCS: dict[str, list[str]] = {
+    "france": ["acme corporation"],
+    "korea": ["Kestrel Motors"],
+    "nimbus": ["Nimbus Labs", "Twin"],
+    "both": ["艾克米", "KESTREL  motors"],
+    "nobody": ["Nobody", "Twin"],
+    "none": [],
+}
+
+GRAPH_CASES: list[tuple[Where, set[str]]] = [
+    (Where((C("mentions.country", "eq", "france"),)), {"france", "both"}),
+    (Where((C("mentions.country", "any", ["Korea", "Japan"]),)), {"korea", "both"}),
+    (Where((C("mentions.city", "eq", "PARIS"),)), {"france", "both"}),
+    (Where((C("mentions.name", "eq", "ACME"),)), {"france", "both"}),
+    (Where((C("mentions.name", "eq", "Twin"),)), {"nimbus"}),
+    (Where((C("mentions.name", "contains", "motor"),)), {"korea", "both"}),
+    (Where((C("mentions.id", "eq", "kestrel"),)), {"korea", "both"}),
+    (Where((C("mentions.id", "ne", "kestrel"),)), {"france", "nimbus", "both"}),
+    (Where((C("mentions.supplier_of.name", "eq", "Kestrel Motors"),)), {"france", "both"}),
+    (Where((C("mentions.supplier_of", "eq", "kestrel motors"),)), {"france", "both"}),
+    (Where((C("mentions.supplier.country", "eq", "France"),)), {"korea", "both"}),
+    (Where((C("mentions.board_member.name", "eq", "Ada Lovelace"),)), {"france", "both"}),
+    (
+        Where((C("mentions.board_member.board_member_of.supplier_of.id", "eq", "kestrel"),)),
+        {"france", "both"},
+    ),
+    (
+        Where((C("mentions.country", "eq", "France"), C("mentions.country", "eq", "Korea"))),
+        {"both"},
+    ),
+    (Where((C("mentions", "eq", "Nobody"),)), {"nobody"}),  # raw names filter as ever
+    (
+        Where(any_of=(C("mentions.country", "eq", "Korea"), C("lang", "eq", "zh"))),
+        {"korea", "both", "none"},
+    ),
+    (
+        Where((C("lang", "eq", "en"),), any_of=(C("mentions.name", "eq", "Nimbus Labs"),)),
+        {"nimbus"},
+    ),
+]

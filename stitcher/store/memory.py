@@ -17,7 +17,15 @@ from typing import Any
 
 from stitcher.errors import CollectionMissing, FilterError, UsageError
 from stitcher.filters import Condition, Where
-from stitcher.graph.model import KINDS, MENTIONED_KIND, Entity
+from stitcher.graph.model import KINDS, MENTIONED_KIND, Entity, build_graph
+from stitcher.graph.paths import (
+    MENTIONS,
+    PathTest,
+    entity_values,
+    is_path,
+    no_links_message,
+    path_test,
+)
 from stitcher.graph.resolve import Resolver
 from stitcher.models import (
     ChunkRecord,
@@ -38,6 +46,7 @@ from stitcher.store.schema import (
     filter_values,
     plan_properties,
     properties_to_record,
+    property_name,
     record_to_properties,
     resolve_field,
     user_fields,
@@ -452,11 +461,8 @@ class MemoryStore:
         return matches
 
     def _condition(self, condition: Condition) -> Predicate:
-        if "." in condition.field:
-            raise FilterError(
-                f"filter {condition.field!r} follows references to entities, which only the "
-                "Weaviate store holds; the memory store filters on chunk fields only"
-            )
+        if is_path(condition.field):
+            return self._path_condition(condition)
         name, kind = resolve_field(condition.field, self._extras)
         op = condition.op
         if op == "any":
@@ -476,6 +482,56 @@ class MemoryStore:
         if compare is None:
             raise FilterError(f"unknown filter operator {op!r}")
         return lambda p: _compare(p.get(name), value, compare)
+
+    # -- graph references (issue 14): the store protocol's reference filters ----------------
+
+    def _path_condition(self, condition: Condition) -> Predicate:
+        """A condition on a path (`mentions.country=France`), run as Weaviate runs its reference
+        filter (stitcher.store.wfilters.path_filter), but at query time: a chunk's raw
+        `mentions` resolve to organizations as its `mentions_ref` would (strictly, by name or
+        alias, against the entities loaded now, as after `stitcher entities load` re-linked
+        them), the path's links are followed, and the entities reached are compared."""
+        test = path_test(condition)  # validates the path first: its errors are clearer
+        raw = property_name(MENTIONS)
+        if not self._entities.exists(MENTIONED_KIND) or raw not in self._extras:
+            raise FilterError(no_links_message(condition.field, self._name))
+        graph = build_graph(self._entities.entities())
+        resolver = self._entities.resolver(MENTIONED_KIND)
+        matches_entity = _entity_test(test)
+        # Chunks of one document share their mentions: resolve and follow once per list.
+        answers: dict[tuple[str, ...], bool] = {}
+
+        def matches(properties: dict[str, Any]) -> bool:
+            value = properties.get(raw)
+            names = (value,) if isinstance(value, str) else tuple(value or ())
+            if names not in answers:
+                reached = {
+                    (entity.kind, entity.id)
+                    for entity in map(resolver.resolve, names)
+                    if entity is not None
+                }
+                for link in test.path.links:
+                    reached = {target for key in reached for target in graph.references[key][link]}
+                answers[names] = any(matches_entity(graph.entities[key]) for key in reached)
+            return answers[names]
+
+        return matches
+
+
+def _entity_test(test: PathTest) -> Callable[[Entity], bool]:
+    """Whether one entity a path reached matches, as Weaviate compares the property the path
+    ends on (exact on field-tokenized values; `like` on each of them)."""
+    field = test.path.field
+    if test.op == "any":
+        wanted = set(test.values)
+        return lambda entity: bool(wanted.intersection(entity_values(entity, field)))
+    (value,) = test.values
+    if test.op == "contains":
+        pattern = contains_pattern(value)
+        return lambda entity: _like("text[]", entity_values(entity, field), pattern)
+    if test.op == "ne":
+        return lambda entity: value not in entity_values(entity, field)
+    return lambda entity: value in entity_values(entity, field)
 
 
 def _sort_key(record: ChunkRecord) -> float:
