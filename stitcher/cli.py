@@ -11,6 +11,7 @@ both consoles are created with markup off, and styled lines are built from `Text
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -63,18 +64,27 @@ app.add_typer(model_app, name="model")
 # Shared options: every command that talks to Weaviate takes the same three.
 UrlOpt = Annotated[
     str | None,
-    typer.Option("--url", help="Weaviate URL [env: WEAVIATE_URL]. Default: the local server."),
+    typer.Option("--url", help="Weaviate URL (env: WEAVIATE_URL). Default: the local server."),
 ]
 KeyOpt = Annotated[
     str | None,
     typer.Option(
-        "--api-key", help="API key for --url [env: WEAVIATE_API_KEY].", show_default=False
+        "--api-key", help="API key for --url (env: WEAVIATE_API_KEY).", show_default=False
     ),
 ]
 GrpcOpt = Annotated[
-    int | None, typer.Option("--grpc-port", help="gRPC port of --url [env: WEAVIATE_GRPC_PORT].")
+    int | None, typer.Option("--grpc-port", help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).")
 ]
 CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="Collection to use.")]
+TenantOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        help="Tenant (knowledge base) of a multi-tenant collection [env: STITCHER_TENANT]; the "
+        "first ingest with one creates it.",
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
 ModelOpt = Annotated[
     str | None,
@@ -254,6 +264,7 @@ def _stitcher(
     *,
     consistency: str = "quorum",
     replication_factor: int | None = None,
+    tenant: str | None = None,
 ) -> Iterator[Stitcher]:
     from stitcher.api import Stitcher
 
@@ -267,7 +278,10 @@ def _stitcher(
         profile=_profile.name,
         replication_factor=replication_factor,
         consistency=consistency,
+        tenant=tenant,
     ) as s:
+        if s.connection.url is None:
+            _build_local_server_on_first_use()
         yield s
 
 
@@ -283,7 +297,7 @@ class _Profile:
 _profile = _Profile()
 
 #: Command options whose defaults come from the environment and stitcher.toml (flags still win).
-_CONFIGURABLE_OPTIONS = ("collection", "model", "alpha", "limit")
+_CONFIGURABLE_OPTIONS = ("collection", "tenant", "model", "alpha", "limit", "device", "workers")
 
 config_app = typer.Typer(help="Configuration: stitcher.toml profiles and where values come from.")
 app.add_typer(config_app, name="config")
@@ -296,7 +310,7 @@ def _root(
         str | None,
         typer.Option(
             "--profile",
-            help="Profile of stitcher.toml to use [env: STITCHER_PROFILE]. Default: the file's "
+            help="Profile of stitcher.toml to use (env: STITCHER_PROFILE). Default: the file's "
             "default_profile.",
         ),
     ] = None,
@@ -365,9 +379,8 @@ def config_show(as_json: JsonOpt = False) -> None:
 # --- server ---------------------------------------------------------------------------------
 
 
-@server_app.command("install")
-def server_install() -> None:
-    """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+def _install_server() -> Path:
+    """`go install` the pinned Weaviate (a no-op when it is cached), showing its progress."""
     from stitcher import render
     from stitcher.provision import ensure_binary
 
@@ -376,8 +389,22 @@ def server_install() -> None:
     # (on the error console: --quiet never hides why an install failed).
     display = render.InstallDisplay(err, _errors(), live=err.is_terminal and not _OUTPUT.quiet)
     with display:
-        path = ensure_binary(events=display)
-    typer.echo(str(path))
+        return ensure_binary(events=display)
+
+
+def _build_local_server_on_first_use() -> None:
+    """A command that will start the local server builds it first when it is not built yet
+    (minutes, with `server install`'s progress) instead of failing with "run server install"."""
+    from stitcher.provision import binary_path
+
+    if not binary_path().is_file():
+        _install_server()
+
+
+@server_app.command("install")
+def server_install() -> None:
+    """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+    typer.echo(str(_install_server()))
 
 
 @server_app.command("start")
@@ -398,6 +425,7 @@ def server_start(
     """Start the local server (no-op when it is running) and print its URL."""
     from stitcher import server
 
+    _build_local_server_on_first_use()
     err = _err()
     info = server.start(notice=lambda m: err.print(_worded(m)), nodes=nodes, timeout=timeout)
     typer.echo(info.url)
@@ -453,6 +481,7 @@ def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = No
     backup: fast, exact; for another server use `stitcher export`)."""
     from stitcher.api import backup_local
 
+    _build_local_server_on_first_use()
     err = _err()
     report = backup_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
     typer.echo(report.one_line("created"))
@@ -463,6 +492,7 @@ def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = N
     """Restore collections from a backup of the local server (never over an existing one)."""
     from stitcher.api import restore_local
 
+    _build_local_server_on_first_use()
     err = _err()
     report = restore_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
     typer.echo(report.one_line("restored"))
@@ -488,6 +518,7 @@ def ingest(
         list[str], typer.Argument(help="Files or directories; - reads paths from stdin.")
     ],
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     glob: Annotated[
         str | None, typer.Option(help="Only files matching this glob, e.g. '**/*.md'.")
     ] = None,
@@ -497,6 +528,20 @@ def ingest(
     ] = DEFAULT_CHUNK_OVERLAP,
     model: ModelOpt = None,
     batch_size: Annotated[int, typer.Option(help="Texts per embedding batch.")] = 32,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            help="Where to embed: cpu, cuda or auto (cuda when torch sees a GPU) "
+            "(env: STITCHER_DEVICE). Default: auto."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Encode processes (1: in this process) (env: STITCHER_WORKERS). Default: 1.",
+        ),
+    ] = None,
     tag: Annotated[
         list[str] | None,
         typer.Option("--tag", help="Add this tag to every document (repeatable)."),
@@ -562,6 +607,8 @@ def ingest(
         mentions=read_mentions_file(mentions_from) if mentions_from else None,
         source=source,
         max_delete=DeleteLimit.parse(max_delete) if max_delete is not None else None,
+        device=device or "auto",
+        workers=workers or 1,
     )
     err = _err()
     live = err.is_terminal and not _OUTPUT.quiet
@@ -574,6 +621,7 @@ def ingest(
             collection,
             consistency=consistency,
             replication_factor=replication_factor,
+            tenant=tenant,
         ) as s,
         display,
     ):
@@ -657,6 +705,7 @@ def search(
     ] = None,
     join: Annotated[str, typer.Option(help="Field that the --sql values must equal.")] = "title",
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     as_json: JsonOpt = False,
     no_stitch: Annotated[bool, typer.Option("--no-stitch", help="Return the raw chunks.")] = False,
     max_extend: Annotated[
@@ -709,6 +758,7 @@ def search(
             {
                 "connection": (url, api_key, grpc_port),
                 "collection": collection,
+                "tenant": tenant,
                 "consistency": consistency,
                 "query": query,
                 "options": {
@@ -737,7 +787,9 @@ def search(
     from stitcher.api import SqlJoin  # the whole library: not loaded when the worker answers
 
     sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
-    with _stitcher(url, api_key, grpc_port, collection, consistency=consistency) as s:
+    with _stitcher(
+        url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
+    ) as s:
         if queries is not None:
             with ExitStack() as stack:
                 lines = (
@@ -835,6 +887,7 @@ def _start_warm_worker(request: dict[str, Any]) -> None:
 @app.command()
 def fields(
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     as_json: JsonOpt = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
@@ -843,7 +896,7 @@ def fields(
     """Fields that --where can filter on, with their types and example values."""
     from stitcher import render
 
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         found = s.fields()
     if as_json:
         rows = [{"name": f.name, "type": f.kind, "examples": list(f.examples)} for f in found]
@@ -855,6 +908,7 @@ def fields(
 @app.command()
 def stats(
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     as_json: JsonOpt = False,
     consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
@@ -864,7 +918,9 @@ def stats(
     """Documents, chunks, per-source counts, replication factor and each shard's nodes."""
     from stitcher import render
 
-    with _stitcher(url, api_key, grpc_port, collection, consistency=consistency) as s:
+    with _stitcher(
+        url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
+    ) as s:
         data = s.stats()
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False))
@@ -901,7 +957,14 @@ def adopt(
 @app.command()
 def drop(
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="Really delete it.")] = False,
+    all_tenants: Annotated[
+        bool,
+        typer.Option(
+            "--all-tenants", help="Drop a multi-tenant collection with every tenant in it."
+        ),
+    ] = False,
     wait: Annotated[
         bool, typer.Option(help="Wait for a running writer (ingest, ...) instead of exiting.")
     ] = False,
@@ -909,15 +972,82 @@ def drop(
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Delete a whole collection (asks for --yes)."""
+    """Delete a whole collection, or with --tenant one tenant of it (asks for --yes)."""
+    what = collection if tenant is None else f"tenant {tenant} of {collection}"
     if not yes:
-        raise UsageError(f"this deletes every object in {collection!r}; add --yes to confirm")
+        raise UsageError(f"this deletes every object in {what!r}; add --yes to confirm")
+    if tenant is not None and all_tenants:
+        raise UsageError("--tenant drops one tenant, --all-tenants all of them: give one")
     from stitcher import warm
 
-    with _stitcher(url, api_key, grpc_port, collection) as s:
-        existed = s.drop(wait=wait)
+    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
+        existed = s.drop(wait=wait, all_tenants=all_tenants)
     warm.stop_worker()  # no session stays open on a collection that is gone
-    _err().print(f"dropped {collection}" if existed else f"{collection} did not exist")
+    _err().print(f"dropped {what}" if existed else f"{what} did not exist")
+
+
+# --- tenants: many knowledge bases in one collection ----------------------------------------
+
+tenants_app = typer.Typer(
+    help="Tenants of a multi-tenant collection (one per knowledge base): list, (de)activate."
+)
+app.add_typer(tenants_app, name="tenants")
+
+
+@tenants_app.callback(invoke_without_command=True)
+def tenants_list(
+    ctx: typer.Context,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """List the tenants: name, activity status, chunks (inactive ones are not counted: a read
+    would activate them)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from stitcher import render
+
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        found = s.tenants()
+    if as_json:
+        rows = [{"name": t.name, "status": t.status, "chunks": t.chunks} for t in found]
+        typer.echo(json.dumps(rows, ensure_ascii=False))
+    else:
+        render.tenants_table(_out(), found)
+
+
+TenantNameArg = Annotated[str, typer.Argument(help="The tenant.", show_default=False)]
+
+
+@tenants_app.command("deactivate")
+def tenants_deactivate(
+    name: TenantNameArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Unload a tenant from the server's memory (its files stay on disk); the next search or
+    ingest of it activates it again by itself."""
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        before = s.set_tenant_active(name, False)
+    _err().print(f"tenant {name} of {s.collection}: {before} -> INACTIVE")
+
+
+@tenants_app.command("activate")
+def tenants_activate(
+    name: TenantNameArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
+) -> None:
+    """Load an inactive tenant again (ahead of its first search)."""
+    with _stitcher(url, api_key, grpc_port, collection) as s:
+        before = s.set_tenant_active(name, True)
+    _err().print(f"tenant {name} of {s.collection}: {before} -> ACTIVE")
 
 
 # --- export / import: moving a collection with its vectors -----------------------------------
@@ -929,6 +1059,7 @@ def export_command(
         str, typer.Argument(help="Where to write (JSON Lines; gzip when it ends in .gz; - stdout).")
     ],
     collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
     wait: Annotated[
         bool, typer.Option(help="Wait for a running writer instead of exiting.")
     ] = False,
@@ -936,8 +1067,9 @@ def export_command(
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Write a collection, vectors and settings included, to a file `stitcher import` reads."""
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    """Write a collection (or one tenant of it), vectors and settings included, to a file
+    `stitcher import` reads."""
+    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         report = s.export_to(file, stdout=sys.stdout, wait=wait)
     _err().print(report.one_line())
 
@@ -949,6 +1081,11 @@ def import_command(
     into: Annotated[
         str | None,
         typer.Option("--collection", "-c", help="Import under this name. Default: the file's."),
+    ] = None,
+    # Not `tenant` either, for the same reason: only the flag names the tenant imported into.
+    into_tenant: Annotated[
+        str | None,
+        typer.Option("--tenant", help="Import as this tenant of a multi-tenant collection."),
     ] = None,
     wait: Annotated[
         bool, typer.Option(help="Wait for a running writer instead of exiting.")
@@ -963,7 +1100,7 @@ def import_command(
     from stitcher.transfer import read_header
 
     name = into or read_header(file).collection
-    with _stitcher(url, api_key, grpc_port, name) as s:
+    with _stitcher(url, api_key, grpc_port, name, tenant=into_tenant) as s:
         report = s.import_from(file, wait=wait)
     _echo_report(report, as_json)
 
@@ -1009,6 +1146,21 @@ def doctor(
 
 
 # --- error handling: the one place that turns failures into exit codes -------------------------
+
+
+def _one_line_summaries(*groups: typer.Typer) -> None:
+    """Each command's summary in a command list: its docstring's first paragraph on one line.
+
+    typer's command lists keep the docstring's own line breaks in rich mode (its check of the
+    markup mode is the wrong way round), so a two-line summary showed as a cut-off sentence.
+    """
+    for group in groups:
+        for info in group.registered_commands:
+            text = info.help or inspect.getdoc(info.callback) or ""
+            info.short_help = info.short_help or " ".join(text.split("\n\n")[0].split())
+
+
+_one_line_summaries(app, server_app, model_app, config_app, entities_app)
 
 
 def main(argv: list[str] | None = None) -> int:

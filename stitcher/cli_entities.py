@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from stitcher.config import DEFAULT_COLLECTION
 from stitcher.graph.model import KINDS, name_key, read_entities
+
+if TYPE_CHECKING:
+    from stitcher.api import Stitcher
 
 # The commands import stitcher.api when they run, as stitcher.cli does: the library core (and
 # through it the embedders and the Weaviate store) is not loaded for `stitcher --help`.
@@ -27,16 +30,16 @@ entities_app = typer.Typer(
 
 _UrlOpt = Annotated[
     str | None,
-    typer.Option("--url", help="Weaviate URL [env: WEAVIATE_URL]. Default: the local server."),
+    typer.Option("--url", help="Weaviate URL (env: WEAVIATE_URL). Default: the local server."),
 ]
 _KeyOpt = Annotated[
     str | None,
     typer.Option(
-        "--api-key", help="API key for --url [env: WEAVIATE_API_KEY].", show_default=False
+        "--api-key", help="API key for --url (env: WEAVIATE_API_KEY).", show_default=False
     ),
 ]
 _GrpcOpt = Annotated[
-    int | None, typer.Option("--grpc-port", help="gRPC port of --url [env: WEAVIATE_GRPC_PORT].")
+    int | None, typer.Option("--grpc-port", help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).")
 ]
 _CollectionOpt = Annotated[
     str, typer.Option("--collection", "-c", help="Chunk collection the entities belong to.")
@@ -48,8 +51,20 @@ _KindOpt = Annotated[
 ]
 
 
+def _stitcher(
+    ctx: typer.Context, url: str | None, api_key: str | None, grpc_port: int | None, collection: str
+) -> Stitcher:
+    from stitcher.api import Stitcher
+
+    # --profile is the root command's option (`stitcher --profile NAME entities ...`); without
+    # it, a profile's url would give these commands its collection but another server.
+    profile = ctx.find_root().params.get("profile")
+    return Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice, profile=profile)
+
+
 @entities_app.command("load")
 def load(
+    ctx: typer.Context,
     files: Annotated[
         list[Path], typer.Argument(help="JSON Lines or CSV files (organizations, people).")
     ],
@@ -64,10 +79,8 @@ def load(
     grpc_port: _GrpcOpt = None,
 ) -> None:
     """Create or update entities and their links (idempotent), then re-link stored mentions."""
-    from stitcher.api import Stitcher
-
     entities = [entity for path in files for entity in read_entities(path, kind)]
-    with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
+    with _stitcher(ctx, url, api_key, grpc_port, collection) as s:
         report = s.load_entities(entities, wait=wait)
     if as_json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
@@ -80,6 +93,7 @@ def load(
 
 @entities_app.command("show")
 def show(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Name, alias or part of one.")],
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
@@ -89,9 +103,7 @@ def show(
     grpc_port: _GrpcOpt = None,
 ) -> None:
     """Print one entity, its links in both directions and the documents that mention it."""
-    from stitcher.api import Stitcher
-
-    with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
+    with _stitcher(ctx, url, api_key, grpc_port, collection) as s:
         view = s.store.entities().show(name, kind)
     data = view.to_json()
     if as_json:
@@ -113,6 +125,7 @@ def show(
 
 @entities_app.command("list")
 def list_entities(
+    ctx: typer.Context,
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
     as_json: _JsonOpt = False,
@@ -121,9 +134,7 @@ def list_entities(
     grpc_port: _GrpcOpt = None,
 ) -> None:
     """List the loaded entities: kind, id, name, aliases and place."""
-    from stitcher.api import Stitcher
-
-    with Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice) as s:
+    with _stitcher(ctx, url, api_key, grpc_port, collection) as s:
         found = s.store.entities().entities([kind] if kind else list(KINDS))
     found.sort(key=lambda e: (e.kind, name_key(e.name), e.id))
     if as_json:

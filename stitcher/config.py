@@ -121,15 +121,21 @@ PROFILE_KEYS: dict[str, type] = {
     "api_key": str,
     "grpc_port": int,
     "collection": str,
+    "tenant": str,
     "model": str,
     "alpha": float,
     "limit": int,
     "warm": str,
     "warm_idle": float,
+    "device": str,
+    "workers": int,
 }
 
 #: When `stitcher search` uses the warm search worker (stitcher.warm): `auto` at a terminal only.
 WARM_MODES = ("auto", "always", "never")
+
+#: Where ingest embeds (stitcher.embed.DEVICES): `auto` is cuda when torch sees a GPU, else cpu.
+DEVICE_CHOICES = ("auto", "cpu", "cuda")
 
 #: The environment variable of each setting.
 ENVIRONMENT: dict[str, str] = {
@@ -137,11 +143,14 @@ ENVIRONMENT: dict[str, str] = {
     "api_key": "WEAVIATE_API_KEY",
     "grpc_port": "WEAVIATE_GRPC_PORT",
     "collection": "STITCHER_COLLECTION",
+    "tenant": "STITCHER_TENANT",
     "model": "STITCHER_MODEL",
     "alpha": "STITCHER_ALPHA",
     "limit": "STITCHER_LIMIT",
     "warm": "STITCHER_WARM",
     "warm_idle": "STITCHER_WARM_IDLE",
+    "device": "STITCHER_DEVICE",
+    "workers": "STITCHER_WORKERS",
 }
 
 #: Defaults; url None is the local server, model None the packaged all-MiniLM-L6-v2.
@@ -150,11 +159,14 @@ DEFAULTS: dict[str, Any] = {
     "api_key": None,
     "grpc_port": None,
     "collection": DEFAULT_COLLECTION,
+    "tenant": None,
     "model": None,
     "alpha": DEFAULT_ALPHA,
     "limit": 5,
     "warm": "auto",
     "warm_idle": 600.0,
+    "device": "auto",
+    "workers": 1,
 }
 
 #: Settings that are secrets: shown masked, never printed.
@@ -364,6 +376,12 @@ def _check_value(key: str, value: Any, place: str) -> None:
         raise ConfigInvalid(f"{place}: warm must be one of {', '.join(WARM_MODES)}, not {value!r}")
     if key == "warm_idle" and not float(value) > 0:
         raise ConfigInvalid(f"{place}: warm_idle must be a positive number of seconds, not {value}")
+    if key == "device" and value not in DEVICE_CHOICES:
+        raise ConfigInvalid(
+            f"{place}: device must be one of {', '.join(DEVICE_CHOICES)}, not {value!r}"
+        )
+    if key == "workers" and int(value) < 1:
+        raise ConfigInvalid(f"{place}: workers must be at least 1, not {value}")
     if key == "grpc_port" and not 0 < int(value) < 65536:
         raise ConfigInvalid(f"{place}: grpc_port must be a port number, not {value}")
 
@@ -398,11 +416,9 @@ def _from_env(key: str) -> Any:
     raw = _env(name)
     assert raw is not None
     expected = PROFILE_KEYS[key]
-    if expected is str:
-        return raw
     try:
-        value = expected(raw)
+        value = raw if expected is str else expected(raw)
     except ValueError:
         raise ConfigInvalid(f"{name}={raw!r} is not a {expected.__name__}") from None
-    _check_value(key, value, name)
+    _check_value(key, value, name)  # a string with a fixed set of values too (warm, device)
     return value

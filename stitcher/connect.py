@@ -10,6 +10,7 @@ import socket
 import sys
 import urllib.error
 import urllib.request
+import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -100,9 +101,19 @@ def import_weaviate() -> ModuleType:
     model's first use; it is set as the default only while the client's modules are imported,
     so no other library's models are affected. Without that pydantic internal (another
     pydantic version), this is a plain import.
+
+    The client's `__init__` also calls `warnings.simplefilter("default")`, which would show
+    every warning of the process from then on (a detached server's Popen object, still running
+    at exit, printed a ResourceWarning after each command that started the local server): the
+    warning filters are put back as they were.
     """
     if "weaviate" in sys.modules:
         return sys.modules["weaviate"]
+    with warnings.catch_warnings():
+        return _import_weaviate()
+
+
+def _import_weaviate() -> ModuleType:
     try:
         from pydantic._internal import _config
 

@@ -14,15 +14,12 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from stitcher import config, provision
 from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
 from stitcher.config import DEFAULT_COLLECTION, ConnectionSettings
 from stitcher.errors import ExitStatus, StitcherError, setting, worded
-
-if TYPE_CHECKING:
-    from stitcher.store.base import ChunkStore
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -313,7 +310,7 @@ def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
     for name in names:
         if name in BOOKKEEPING_COLLECTIONS or name.endswith(("_Organization", "_Person")):
             continue
-        checks.append(_check_collection(WeaviateStore(client, name), options, model_name))
+        checks.append(_check_collection(client, WeaviateStore(client, name), options, model_name))
     if not checks:
         checks.append(Check("collections", "ok", "none yet"))
     return checks
@@ -328,10 +325,14 @@ def _model_name(model: str | None) -> str | None:
         return None
 
 
-def _check_collection(store: ChunkStore, options: DoctorOptions, model_name: str | None) -> Check:
+def _check_collection(
+    client: Any, store: Any, options: DoctorOptions, model_name: str | None
+) -> Check:
     from stitcher import rules
 
     label = f"collection {store.name}"
+    if store.is_multi_tenant():
+        return _check_tenants(client, store, options, model_name)
     existing = store.settings()
     if existing is None:
         if store.layout() == "seed":
@@ -369,3 +370,37 @@ def _check_collection(store: ChunkStore, options: DoctorOptions, model_name: str
             "`stitcher ingest` its folders again (rebuilds them, reusing vectors)",
         )
     return Check(label, "ok", summary + f", text rules {rules.TEXT_RULES_VERSION}")
+
+
+def _check_tenants(
+    client: Any, store: Any, options: DoctorOptions, model_name: str | None
+) -> Check:
+    """A multi-tenant collection: its shared settings and how many tenants are active. Its
+    documents are not listed: that would activate every inactive tenant."""
+    from stitcher.store.weaviate import WeaviateStore
+
+    label = f"collection {store.name}"
+    tenants = store.tenants(count=False)
+    if not tenants:
+        return Check(label, "ok", "multi-tenant, no tenants yet")
+    existing = WeaviateStore(client, store.name, tenant=tenants[0].name).settings()
+    if existing is None:
+        return Check(label, "ok", "multi-tenant, not a stitcher collection (left alone)")
+    active = sum(1 for t in tenants if t.status == "ACTIVE")
+    summary = (
+        f"multi-tenant: {len(tenants)} tenants ({active} active), {existing.model}, "
+        f"{existing.chunk_size}/{existing.chunk_overlap} chunks"
+    )
+    differences = existing.refusals(
+        model=model_name or existing.model,
+        chunk_size=options.chunk_size,
+        chunk_overlap=options.chunk_overlap,
+    )
+    if differences:
+        return Check(
+            label,
+            "warn",
+            f"{summary}; ingest with these flags is refused: " + "; ".join(differences),
+            f"use the collection's settings, or another {setting('collection')}",
+        )
+    return Check(label, "ok", summary)

@@ -130,6 +130,14 @@ class CollectionMissing(StitcherError):
     """The named collection does not exist."""
 
 
+class TenancyMismatch(UsageError):
+    """A tenant named for a single-tenant collection, or none for a multi-tenant one."""
+
+
+class TenantMissing(CollectionMissing):
+    """The named tenant does not exist in its (multi-tenant) collection."""
+
+
 class SettingsMismatch(StitcherError):
     """The collection was built with other settings (model, dimension, chunking)."""
 
@@ -158,6 +166,10 @@ class PruneRefused(StitcherError):
 
 class ModelError(StitcherError):
     """The embedding model could not be loaded."""
+
+
+class DeviceUnavailable(UsageError):
+    """The device asked for (`cuda`) is not there, or the model's engine cannot use it."""
 
 
 class FilterError(UsageError):

@@ -54,6 +54,28 @@ def canonical_collection_name(name: str) -> str:
     return canonical
 
 
+# Weaviate's rule for tenant names (v1.38.11 answers 422 with exactly this wording otherwise).
+_TENANT_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def checked_tenant_name(name: str | None) -> str | None:
+    """`name` if Weaviate accepts it as a tenant name; None stays None (no tenant).
+
+    Tenant names are case-sensitive and kept as typed (unlike collection names).
+
+    Raises:
+        UsageError: Not 1-64 characters of a-z, A-Z, 0-9, _ and -.
+    """
+    if name is None:
+        return None
+    if not _TENANT_NAME_RE.fullmatch(name):
+        raise UsageError(
+            f"invalid tenant name {name!r}: Weaviate allows 1 to 64 characters, letters a-z and "
+            f"A-Z, digits, _ and - (e.g. {setting('tenant', 'kb-042')})"
+        )
+    return name
+
+
 def chunk_uuid(collection: str, doc_id: str, doc_hash: str, index: int) -> str:
     """The id of chunk `index` of one version (`doc_hash`) of a document, as a UUID string.
 

@@ -178,6 +178,11 @@ class IngestOptions:
     source: str | None = None
     #: What --prune may delete before it refuses (PruneRefused); None: the default, 50%.
     max_delete: DeleteLimit | None = None
+    #: Where the embedder runs (stitcher.embed.DEVICES); nothing about it is stored: cpu and
+    #: cuda vectors of one model agree within float tolerance.
+    device: str = "auto"
+    #: Encode processes (stitcher.embed.EncodePool); 1 embeds in this process.
+    workers: int = 1
 
 
 @dataclass
@@ -185,6 +190,8 @@ class IngestSummary:
     """What a run did, per document (added/updated/...) and per chunk (written/embedded)."""
 
     collection: str
+    #: The tenant ingested into, for a multi-tenant collection.
+    tenant: str | None = None
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -237,6 +244,7 @@ class IngestSummary:
         """The `--json` object: counts of documents, chunk counters, and the problems by name."""
         return {
             "collection": self.collection,
+            **({"tenant": self.tenant} if self.tenant is not None else {}),
             "added": len(self.added),
             "updated": len(self.updated),
             "rebuilt": len(self.rebuilt),
@@ -285,7 +293,8 @@ class IngestSummary:
         if self.unresolved_mentions:
             count = sum(len(names) for names in self.unresolved_mentions.values())
             parts.append(f"{count} unresolved mention(s)")
-        head = f"{self.collection}: " + ", ".join(parts)
+        where = self.collection if self.tenant is None else f"{self.collection} ({self.tenant})"
+        head = f"{where}: " + ", ".join(parts)
         if verb:
             return head + " (dry run: nothing was written)"
         return (
@@ -377,7 +386,7 @@ def ingest(
         _check_source_option(options.source, paths)
     progress = progress or SilentProgress()
     started = time.monotonic()
-    summary = IngestSummary(collection=store.name, dry_run=options.dry_run)
+    summary = IngestSummary(collection=store.name, tenant=store.tenant, dry_run=options.dry_run)
 
     wanted = CollectionSettings(
         model=model_name,

@@ -76,21 +76,35 @@ def server_identity(connection: ConnectionSettings) -> str:
     return f"{scheme}://{host}:{port}{path}"
 
 
-def lock_key(connection: ConnectionSettings, collection: str) -> str:
-    """Short stable key of (server, collection): names the local lock file."""
+def lock_key(connection: ConnectionSettings, collection: str, tenant: str | None = None) -> str:
+    """Short stable key of (server, collection) or (server, collection, tenant): names the
+    local lock file and the load memo. Tenants of one collection are locked apart."""
     text = f"{server_identity(connection)}\x00{collection}"
+    if tenant is not None:
+        text += f"\x00tenant\x00{tenant}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def scope_of(collection: str, tenant: str | None = None) -> str:
+    """ "'Docs'", or "tenant 'kb1' of 'Docs'": what a lock holds, in messages."""
+    return repr(collection) if tenant is None else f"tenant {tenant!r} of {collection!r}"
 
 
 @contextmanager
 def local_lock(
-    connection: ConnectionSettings, collection: str, *, wait: bool, command: str
+    connection: ConnectionSettings,
+    collection: str,
+    *,
+    wait: bool,
+    command: str,
+    tenant: str | None = None,
 ) -> Iterator[None]:
-    """The machine-wide file lock of one collection on one server; LockHeld when taken."""
+    """The machine-wide file lock of one collection (or tenant) on one server; LockHeld when
+    taken."""
     # filelock pulls in asyncio (~60 ms)
     from filelock import FileLock, Timeout
 
-    path = stitcher_home() / "locks" / f"writer-{lock_key(connection, collection)}.lock"
+    path = stitcher_home() / "locks" / f"writer-{lock_key(connection, collection, tenant)}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     holder_file = path.with_suffix(".holder")
     lock = FileLock(str(path), timeout=-1 if wait else 0)
@@ -98,7 +112,8 @@ def local_lock(
         lock.acquire()
     except Timeout:
         raise LockHeld(
-            f"another ingest (or adopt, drop, entities load) into {collection!r} is running on "
+            f"another ingest (or adopt, drop, entities load) into {scope_of(collection, tenant)} "
+            "is running on "
             f"this machine ({_read_holder(holder_file)}); wait for it, or use "
             f"{setting('wait', True)} to queue behind it"
         ) from None
@@ -136,7 +151,8 @@ class LeaseInfo:
 
 
 class Lease:
-    """The lease of one collection, stored on its server (see the module docstring).
+    """The lease of one collection, or of one tenant of it, stored on its server (see the
+    module docstring).
 
     Args:
         board: Where the server keeps leases (`ChunkStore.leases()`).
@@ -144,6 +160,8 @@ class Lease:
         command: What the holder runs, shown to writers that are refused.
         seconds: Lifetime without renewal.
         notice: Called with one-line notices (a lease taken over, a lease lost).
+        tenant: The locked tenant of a multi-tenant collection: its own lease, so writers of
+            different tenants never wait for each other.
     """
 
     def __init__(
@@ -154,14 +172,20 @@ class Lease:
         command: str,
         seconds: float = LEASE_SECONDS,
         notice: Notice | None = None,
+        tenant: str | None = None,
     ) -> None:
         self._board = board
         self._collection = collection
+        self._scope = scope_of(collection, tenant)
         self._command = command
         self._seconds = seconds
         self._notice: Notice = notice or (lambda message: None)
         self._token = secrets.token_hex(16)
-        self.object_id = bookkeeping_uuid("lease", collection)
+        self.object_id = (
+            bookkeeping_uuid("lease", collection)
+            if tenant is None
+            else bookkeeping_uuid("lease", collection, "tenant", tenant)
+        )
         self.lost_to: LeaseInfo | None = None
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
@@ -189,7 +213,7 @@ class Lease:
             self.release()
         except Exception as error:
             self._notice(
-                f"warning: could not release the lease on {self._collection!r} "
+                f"warning: could not release the lease on {self._scope} "
                 f"({type(error).__name__}); it expires by itself"
             )
 
@@ -209,7 +233,7 @@ class Lease:
                 return
             elif not wait:
                 raise LockHeld(
-                    f"collection {self._collection!r} is locked by {current.describe()}; wait "
+                    f"{_capital(self._scope)} is locked by {current.describe()}; wait "
                     f"for it, or use {setting('wait', True)} to queue behind it"
                 )
             else:
@@ -222,7 +246,7 @@ class Lease:
             if self.lost_to is None and current is not None:
                 self.lost_to = current
                 self._notice(
-                    f"warning: the lease on {self._collection!r} was taken over by "
+                    f"warning: the lease on {self._scope} was taken over by "
                     f"{current.describe()}; another writer may have run at the same time"
                 )
             return False
@@ -288,6 +312,11 @@ class Lease:
     def _confirmed(self) -> bool:
         current = self.read()
         return current is not None and current.token == self._token
+
+
+def _capital(scope: str) -> str:
+    # "collection 'Docs'" as it always read; "tenant 'kb1' of 'Docs'" for a tenant.
+    return f"collection {scope}" if scope.startswith("'") else scope
 
 
 def _dead_here(lease: LeaseInfo) -> bool:

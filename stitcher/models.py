@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from stitcher import rules
@@ -170,6 +170,18 @@ class CollectionSettings:
     #: Copies of each shard the server keeps (Weaviate cannot change it on a collection later);
     #: collections recorded before it existed read back as 1.
     replication_factor: int = 1
+    #: One collection for many knowledge bases, a Weaviate tenant each (stitcher --tenant);
+    #: fixed when the collection is created. Not compared: it is the collection's layout,
+    #: checked on its own (TenancyMismatch), not something its chunks were made with.
+    multi_tenant: bool = field(default=False, compare=False)
+
+    def recorded(self) -> dict[str, Any]:
+        """The values as stored (collection description, export header); `multi_tenant` only
+        when set, so a single-tenant collection records exactly what it did before tenants."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        if not self.multi_tenant:
+            del values["multi_tenant"]
+        return values
 
     def differences(self, other: CollectionSettings) -> list[str]:
         """Human-readable list of fields that differ, e.g. ["model: a != b"]."""
@@ -187,6 +199,17 @@ class CollectionSettings:
         """
         wanted = replace(self, model=model, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
         return wanted.differences(self)
+
+
+@dataclass(frozen=True)
+class TenantInfo:
+    """One tenant (knowledge base) of a multi-tenant collection."""
+
+    name: str
+    #: Weaviate's activity status: "ACTIVE", "INACTIVE", "OFFLOADED", ...
+    status: str
+    #: Chunks it holds; None when not counted (counting an inactive tenant would wake it).
+    chunks: int | None = None
 
 
 @dataclass(frozen=True)

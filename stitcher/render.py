@@ -124,6 +124,16 @@ def fields_table(console: Console, fields: Sequence[Any]) -> None:
     console.print(table)
 
 
+def tenants_table(console: Console, tenants: Sequence[Any]) -> None:
+    """`stitcher tenants`: name, activity status, chunks ("-": inactive, not counted)."""
+    table = Table("tenant", "status", "chunks")
+    for t in tenants:
+        table.add_row(
+            Text(t.name), Text(t.status), Text("-" if t.chunks is None else str(t.chunks))
+        )
+    console.print(table)
+
+
 def stats_table(console: Console, stats: dict[str, Any]) -> None:
     """`stitcher stats`: the totals, then chunks per source."""
     head = [(k, v) for k, v in stats.items() if k not in ("sources", "shards")]

@@ -26,6 +26,8 @@ from stitcher.docmatch import DocumentName, resolve_document
 from stitcher.embed import (
     Embedder,
     ModelRef,
+    check_device,
+    check_workers,
     document_embedder,
     export_onnx,
     model_reading,
@@ -37,16 +39,17 @@ from stitcher.embed import (
 from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError, setting
 from stitcher.filters import Condition, Where
 from stitcher.graph import org_condition
-from stitcher.ids import canonical_collection_name
+from stitcher.ids import canonical_collection_name, checked_tenant_name
 from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary, ingest
 from stitcher.locks import Lease, local_lock, lock_key
 from stitcher.memo import LoadMemo
-from stitcher.models import CollectionSettings, Passage
+from stitcher.models import CollectionSettings, Passage, TenantInfo
 from stitcher.search import SearchOptions, SearchResult, search
 from stitcher.search import latest as latest_search
 from stitcher.seed_layout import adopt, seed_search
 from stitcher.server.files import BACKUPS_DIR
 from stitcher.sql import run_readonly
+from stitcher.store.schema import some_names
 from stitcher.store.weaviate import WeaviateStore
 from stitcher.transfer import BackupReport, export_collection, export_target, import_collection
 from stitcher.transfer import backup_local as transfer_backup
@@ -95,6 +98,10 @@ class Session:
             node, 3 on a cluster); refused when above the nodes or unlike an existing one's.
         consistency: "one", "quorum" (default) or "all": replicas that must answer every read,
             write and delete.
+        tenant: the tenant (knowledge base) of a multi-tenant collection; every read, write,
+            lock and drop is then that tenant's alone. The first ingest naming a tenant creates
+            it (and the collection, multi-tenant, when new). A tenant on a single-tenant
+            collection, or none on a multi-tenant one, is refused (TenancyMismatch).
 
     Use it as a context manager, or call `close()`::
 
@@ -115,6 +122,7 @@ class Session:
         profile: str | None = None,
         replication_factor: int | None = None,
         consistency: str = "quorum",
+        tenant: str | None = None,
     ) -> None:
         # Replicas of a collection this instance creates (None: 1 on one node, 3 on a cluster)
         # and replicas that must answer each read/write/delete (stitcher.store.weaviate).
@@ -125,6 +133,7 @@ class Session:
             url, api_key, grpc_port, profile=profile
         )
         self.collection = canonical_collection_name(collection)
+        self.tenant = checked_tenant_name(tenant)
         self._notice: Notice = notice or (lambda message: None)
         self._client: Any = None
         self._store: WeaviateStore | None = None
@@ -149,6 +158,7 @@ class Session:
                 self.collection,
                 replication_factor=self._replication_factor,
                 consistency=self._consistency,
+                tenant=self.tenant,
             )
         return self._store
 
@@ -192,10 +202,20 @@ class Session:
         A dry run reads only and takes no lock. Files whose bytes are those of a load the
         collection still holds are not loaded again (stitcher.memo), unless ``reread=True``.
         """
+        options = options or IngestOptions()
         model_ref = resolve_model(model)
+        # Settings the model cannot use fail now, before the lock; a missing GPU shows once
+        # torch loads (only when something needs embedding).
+        check_device(model_ref, options.device)
+        check_workers(model_ref, options.workers)
+        made: list[Any] = []
 
         def make_embedder() -> Any:
-            embedder = document_embedder(model_ref, (options or IngestOptions()).batch_size)
+            embedder = document_embedder(
+                model_ref, options.batch_size, device=options.device, workers=options.workers
+            )
+            made.append(embedder)
+            _ = embedder.dimension  # loads the model (or starts the pool): a missing GPU fails now
             if needs_onnx_export(model_ref) and onnx_export_dir(model_ref) is None:
                 # torch is loaded now anyway: this is the cheap moment to prepare the fast
                 # query path that `stitcher search` uses.
@@ -207,20 +227,25 @@ class Session:
                     self._notice(f"warning: no ONNX export: {error.unworded}")
             return embedder
 
-        options = options or IngestOptions()
         self.store.check_replication()  # a factor that cannot be honoured fails before any work
         memo = None if reread else LoadMemo(self._memo_path(), notice=self._notice)
-        with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
-            summary = ingest(
-                self.store,
-                paths,
-                model_name=model_ref.name,
-                embedder=make_embedder,
-                options=options,
-                stdin=stdin,
-                progress=progress,
-                memo=memo,
-            )
+        try:
+            with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
+                summary = ingest(
+                    self.store,
+                    paths,
+                    model_name=model_ref.name,
+                    embedder=make_embedder,
+                    options=options,
+                    stdin=stdin,
+                    progress=progress,
+                    memo=memo,
+                )
+        finally:
+            for embedder in made:  # an encode pool's processes end with the run, however it ends
+                close = getattr(embedder, "close", None)
+                if callable(close):
+                    close()
         self._settings = None
         return summary
 
@@ -233,7 +258,11 @@ class Session:
 
         with self._ingest_lock(wait, command):
             lease = Lease(
-                self.store.leases(), self.collection, command=command, notice=self._notice
+                self.store.leases(),
+                self.collection,
+                command=command,
+                notice=self._notice,
+                tenant=self.tenant,
             )
             with lease.held(wait=wait):
                 yield
@@ -241,7 +270,9 @@ class Session:
     @contextmanager
     def _ingest_lock(self, wait: bool, command: str = "ingest") -> Iterator[None]:
         """The file lock alone: writers on this machine (the lease covers other machines)."""
-        with local_lock(self.connection, self.collection, wait=wait, command=command):
+        with local_lock(
+            self.connection, self.collection, wait=wait, command=command, tenant=self.tenant
+        ):
             yield
 
     # -- search ----------------------------------------------------------------------------
@@ -276,6 +307,12 @@ class Session:
         )
 
     def _missing_message(self) -> str:
+        if self.tenant is not None and self.collection in self.store.collection_names():
+            known = [info.name for info in self.store.tenants(count=False)]
+            return (
+                f"collection {self.collection!r} has no tenant {self.tenant!r}; its tenants: "
+                f"{some_names(known)} (`stitcher ingest` with the tenant creates it)"
+            )
         names = self.store.collection_names()
         listing = ", ".join(names) if names else "none yet: run `stitcher ingest PATH` first"
         return f"collection {self.collection!r} does not exist; existing collections: {listing}"
@@ -435,6 +472,7 @@ class Session:
         documents = self.store.documents()
         return {
             "collection": self.collection,
+            **({"tenant": self.tenant} if self.tenant is not None else {}),
             "documents": len(documents),
             "chunks": sum(d.chunk_count for d in documents.values()),
             "model": settings.model,
@@ -492,11 +530,13 @@ class Session:
         )
         return result.passages
 
-    def drop(self, *, wait: bool = False) -> bool:
-        """Delete the whole collection (and its registered sources). Returns False when it did
-        not exist. Waits for, or refuses (LockHeld) while, another writer holds it."""
+    def drop(self, *, wait: bool = False, all_tenants: bool = False) -> bool:
+        """Delete the whole collection (and its registered sources); with a tenant, that tenant
+        only. Returns False when it did not exist. Waits for, or refuses (LockHeld) while,
+        another writer holds it. A multi-tenant collection as a whole goes only with
+        ``all_tenants=True`` (else TenancyMismatch)."""
         with self._writer_lock(wait, "drop"):
-            if not self.store.drop():
+            if not self.store.drop(all_tenants=all_tenants):
                 return False
             # What the memo remembers is gone with the collection: a stale memo would only be
             # checked against an empty store and ignored, but it should not outlive its data.
@@ -507,7 +547,21 @@ class Session:
 
     def _memo_path(self) -> Path:
         """The load memo of this server and collection (stitcher.memo)."""
-        return stitcher_home() / "memo" / f"{lock_key(self.connection, self.collection)}.sqlite"
+        key = lock_key(self.connection, self.collection, self.tenant)
+        return stitcher_home() / "memo" / f"{key}.sqlite"
+
+    # -- tenants ---------------------------------------------------------------------------
+
+    def tenants(self, *, count: bool = True) -> list[TenantInfo]:
+        """The tenants of this (multi-tenant) collection: name, activity status and, for the
+        active ones, chunk count (`stitcher tenants`)."""
+        return self.store.tenants(count=count)
+
+    def set_tenant_active(self, name: str, active: bool) -> str:
+        """Activate or deactivate tenant `name` (`stitcher tenants activate|deactivate`);
+        returns its status before. An inactive tenant is unloaded from the server's memory
+        and kept on disk; the next read or write of it activates it again."""
+        return self.store.set_tenant_active(name, active)
 
     def export_to(self, path: str, *, stdout: IO[str] | None = None, wait: bool = False) -> Any:
         """Write the collection with its vectors to `path` (JSON Lines, .gz compressed, "-" for

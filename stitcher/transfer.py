@@ -211,7 +211,7 @@ def export_collection(
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "collection": store.name,
-        "settings": {f.name: getattr(settings, f.name) for f in fields(CollectionSettings)},
+        "settings": settings.recorded(),
         "rules": rules.TEXT_RULES_VERSION,
         "count": store.count(),
         "fields": kinds,

@@ -341,6 +341,7 @@ class _Worker:
             self.drop_key(next(iter(self.sessions)))
         s = Stitcher(
             collection=spec["collection"],
+            tenant=spec.get("tenant"),
             notice=self.notices.append,
             consistency=spec["consistency"],
         )
@@ -444,8 +445,12 @@ class _Worker:
 
 def _session_key(spec: dict[str, Any]) -> str:
     """What defines an open session: the server (url, key, gRPC port), the collection and the
-    consistency level. The query model is the session's own business (one embedder per model)."""
-    return json.dumps([spec["connection"], spec["collection"], spec["consistency"]], sort_keys=True)
+    consistency level, and the tenant when there is one. The query model is the session's own
+    business (one embedder per model)."""
+    key: list[Any] = [spec["connection"], spec["collection"], spec["consistency"]]
+    if spec.get("tenant") is not None:
+        key.append({"tenant": spec["tenant"]})
+    return json.dumps(key, sort_keys=True)
 
 
 class _Fallback(Exception):

@@ -63,6 +63,8 @@ REMOVED_ENVIRONMENT = (
     "STITCHER_MODEL",
     "STITCHER_ALPHA",
     "STITCHER_LIMIT",
+    "STITCHER_DEVICE",
+    "STITCHER_WORKERS",
     # The warm search worker (stitcher.warm): tests that want it ask for it.
     "STITCHER_WARM",
     "STITCHER_WARM_IDLE",

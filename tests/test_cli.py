@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -272,3 +273,53 @@ def test_a_markup_file_name_is_shown_verbatim_by_ingest_and_search(
     assert re.search(rf"─ 1\. /\S.*/docs/{re.escape(name)}  \[0:\d+\] ─", found.stdout)
     stats = run_stitcher("stats", "-c", collection, env=wide)
     assert f"docs/{name}" in stats.stdout
+
+
+def _flattened(text: str) -> str:
+    """Help as words: rich's box drawing and the column padding of wrapped lines removed."""
+    return " ".join(re.sub(r"[\u2500-\u257f]", " ", text).split())
+
+
+def test_help_shows_every_help_text_as_written() -> None:
+    # Typer parses help as rich markup: "[env: WEAVIATE_URL]" was taken for a style tag and
+    # vanished, leaving "Weaviate URL . Default: ...". Every option's help must print verbatim.
+    from typer.main import get_command
+
+    runner = CliRunner()
+    for path in [(), *_commands(app)]:
+        command = get_command(app)
+        for name in path:
+            command = command.commands[name]  # type: ignore[attr-defined]
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "300"})
+        assert result.exit_code == 0, path
+        shown = _flattened(result.output)
+        if command.help:
+            summary = command.help.split("\n\n")[0]
+            assert _flattened(summary) in shown, (path, summary)
+        for param in command.params:
+            written = getattr(param, "help", None)
+            if written:
+                assert _flattened(written) in shown, (path, param.name, written)
+
+
+def test_command_lists_show_each_summary_on_one_line() -> None:
+    # typer's command list keeps a docstring's own line breaks in rich mode, so `stitcher
+    # --help` showed "...; safe to re-run:" and the rest of the sentence on a line of its own.
+    from typer.main import get_command
+
+    from tests.test_exit_codes import run_stitcher, script_environment
+
+    # typer reads the width when it is imported: a fresh process, wide enough for no wrapping.
+    wide = script_environment(COLUMNS="400", TERMINAL_WIDTH="400")
+    groups = [(), *(path for path in _commands(app) if len(path) == 1)]
+    for path in groups:
+        group = get_command(app)
+        for name in path:
+            group = group.commands[name]  # type: ignore[attr-defined]
+        if not hasattr(group, "commands"):
+            continue
+        shown = run_stitcher(*path, "--help", env=wide).stdout
+        for name, command in group.commands.items():
+            summary = _flattened((command.help or "").split("\n\n")[0])
+            rows = [line for line in shown.splitlines() if f" {name} " in line]
+            assert any(summary in _flattened(row) for row in rows), (path, name, rows)

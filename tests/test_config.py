@@ -23,11 +23,14 @@ LAYER_VALUES: dict[str, tuple[Any, Any, Any]] = {
     "api_key": ("file-key", "env-key", "flag-key"),
     "grpc_port": (50100, 50200, 50300),
     "collection": ("FromFile", "FromEnv", "FromFlag"),
+    "tenant": ("kb-file", "kb-env", "kb-flag"),
     "model": ("/models/file", "/models/env", "/models/flag"),
     "alpha": (0.25, 0.75, 1.0),
     "limit": (7, 8, 9),
     "warm": ("never", "always", "auto"),
     "warm_idle": (30.0, 2.5, 60.0),
+    "device": ("cpu", "cuda", "auto"),
+    "workers": (2, 3, 4),
 }
 
 
@@ -276,3 +279,62 @@ def test_a_limit_from_the_environment_is_the_shown_default(project: Path) -> Non
     assert done.returncode == 0, done.stderr
     limit_line = next(line for line in done.stdout.splitlines() if "--limit" in line)
     assert "[default: 9]" in limit_line
+
+
+#: Arguments that take each command that talks to Weaviate as far as connecting.
+_CONNECTING_ARGS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("ingest",): ("{docs}",),
+    ("search",): ("pigeons", "--no-warm"),
+    ("fields",): (),
+    ("stats",): (),
+    ("adopt",): (),
+    ("drop",): ("--yes",),
+    ("export",): ("{project}/out.jsonl",),
+    ("doctor",): (),
+    ("entities", "load"): ("{news}/organizations.jsonl",),
+    ("entities", "show"): ("Acme",),
+    ("entities", "list"): (),
+}
+#: import checks its whole file before it connects (test_transfer), so no file here reaches it.
+_NOT_CONNECTING = {("import",)}
+
+
+def test_every_connecting_command_is_checked() -> None:
+    from typer.main import get_command
+
+    from stitcher.cli import app
+    from tests.test_cli import _commands
+
+    with_url = set()
+    for path in _commands(app):
+        command = get_command(app)
+        for name in path:
+            command = command.commands[name]  # type: ignore[attr-defined]
+        if any(param.name == "url" for param in command.params):
+            with_url.add(path)
+    assert with_url == set(_CONNECTING_ARGS) | _NOT_CONNECTING
+
+
+@pytest.mark.parametrize("path", list(_CONNECTING_ARGS), ids=" ".join)
+def test_every_command_connects_where_the_profile_says(
+    project: Path, path: tuple[str, ...]
+) -> None:
+    """`stitcher --profile NAME CMD`: the profile's url reaches every command (entities
+    commands once took the profile's collection and the local server)."""
+    write_toml(project / "stitcher.toml", '[profiles.far]\nurl = "http://127.0.0.1:9"\n')
+    docs = project / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Pigeons find north with a magnetic compass.", encoding="utf-8")
+    news = Path(__file__).resolve().parent.parent / "datasets" / "news"
+    fill = {"docs": str(docs), "project": str(project), "news": str(news)}
+    args = [arg.format(**fill) for arg in _CONNECTING_ARGS[path]]
+    # STITCHER_HOME points nowhere: a command that ignored the profile would start a server.
+    home = str(project / "home")
+    try:
+        done = run_in(project, "--profile", "far", *path, *args, STITCHER_HOME=home)
+    finally:  # a command that ignored the profile started a local server there: stop it
+        if (project / "home" / "data").exists():
+            run_in(project, "server", "stop", STITCHER_HOME=home)
+    assert done.returncode == ExitStatus.FAILED, done.stderr
+    assert "127.0.0.1:9" in done.stderr + done.stdout, done.stderr  # doctor: a report on stdout
+    assert not (project / "home" / "data").exists()

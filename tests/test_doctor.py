@@ -121,3 +121,71 @@ def test_key_file_permissions(tmp_path: Path, mode: int, status: str) -> None:
     if status != "ok":
         assert checks["key file"].fix == f"chmod 600 {key}"
     assert code == (ExitStatus.FAILED if status == "fail" else ExitStatus.OK)
+
+
+def test_a_fresh_machine_without_go_names_each_fix(tmp_path: Path) -> None:
+    """No Go on PATH, nothing built, no ONNX export, no Go module cache: each one line."""
+    env = script_environment(
+        PATH=str(tmp_path / "empty"),
+        STITCHER_HOME=str(tmp_path / "home"),
+        STITCHER_CACHE=str(tmp_path / "cache"),
+    )
+    env.pop("STITCHER_WEAVIATE_BIN", None)
+    code, checks = doctor_json(env=env)
+    assert code == ExitStatus.FAILED
+    assert checks["go"].status == "fail" and "https://go.dev/dl" in checks["go"].fix
+    binary = checks["server binary"]
+    assert binary.status == "fail" and str(tmp_path / "cache") in binary.detail
+    assert "stitcher server install" in binary.fix
+    dictionaries = checks["chinese dictionaries"]
+    assert dictionaries.status == "warn" and "go mod download" in dictionaries.fix
+    assert checks["model"].status == "ok"  # the packaged model needs no cache
+    assert checks["onnx export"].status == "warn"
+    assert checks["onnx export"].fix == "`stitcher model export`"
+
+
+def test_an_old_go_and_a_missing_model_fail(tmp_path: Path) -> None:
+    from tests.test_provision import FAKE_GO
+
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "go").write_text(FAKE_GO)
+    (fake_bin / "go").chmod(0o755)
+    env = script_environment(
+        PATH=f"{fake_bin}:/usr/bin:/bin",
+        STITCHER_HOME=str(tmp_path / "home"),
+        STITCHER_CACHE=str(tmp_path / "cache"),
+        FAKE_GOVERSION="go1.25.7",
+        FAKE_GOPATH=str(tmp_path / "gopath"),
+    )
+    env.pop("STITCHER_WEAVIATE_BIN", None)
+    code, checks = doctor_json("--model", str(tmp_path / "no-model"), env=env)
+    assert code == ExitStatus.FAILED
+    assert checks["go"].status == "fail" and "go 1.25 is older than 1.26" in checks["go"].detail
+    assert checks["model"].status == "fail" and "--model PATH" in checks["model"].fix
+    assert "onnx export" not in checks  # nothing to export without a model
+
+
+@pytest.mark.parametrize(
+    ("free", "status"), [(50 * 2**20, "fail"), (500 * 2**20, "warn"), (5 * 2**30, "ok")]
+)
+def test_free_disk_under_the_data_path(
+    free: int, status: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from stitcher import doctor
+
+    monkeypatch.setenv("STITCHER_HOME", str(tmp_path))
+    seen: list[str] = []
+
+    def usage(path: object) -> Any:
+        seen.append(str(path))
+        return shutil._ntuple_diskusage(10 * 2**30, 10 * 2**30 - free, free)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(doctor.shutil, "disk_usage", usage)
+    check = doctor.check_disk(local=True)
+    assert check.status == status, check
+    assert seen == [str(tmp_path)]  # data/ does not exist yet: its nearest existing parent
+    if status != "ok":
+        assert "STITCHER_HOME" in (check.fix or "")

@@ -32,6 +32,7 @@ class NullStore:
     """A ChunkStore that accepts every write and keeps nothing (counts what it got)."""
 
     name = "Memory"
+    tenant = None
 
     def __init__(self) -> None:
         self.settings_: CollectionSettings | None = None

@@ -145,10 +145,10 @@ def test_the_installed_command_runs_from_its_own_environment(venv: Path, tmp_pat
     helped = run([str(script), "--help"], env=env, cwd=tmp_path)
     assert helped.returncode == 0, helped.stderr
     assert "search" in helped.stdout and "ingest" in helped.stdout
-    if "--version" in helped.stdout:  # added by another change of issue 16
-        version = run([str(script), "--version"], env=env, cwd=tmp_path)
-        assert version.returncode == 0, version.stderr
-        assert "stitcher" in (version.stdout + version.stderr).lower()
+    version = run([str(script), "--version"], env=env, cwd=tmp_path)
+    assert version.returncode == 0, version.stderr
+    names = [line.split()[0] for line in version.stdout.splitlines()]
+    assert names == ["stitcher", "weaviate-client", "weaviate-server"], version.stdout
 
     where = run(
         [str(venv / "bin" / "python"), "-c", "import stitcher; print(stitcher.__file__)"],
@@ -192,3 +192,42 @@ def test_the_installed_command_ingests_and_searches(
     (hit,) = json.loads(searched.stdout)["results"]
     assert hit["source"].endswith("rail.txt")
     assert hit["text"] in EN
+
+
+@pytest.mark.integration
+def test_the_installed_command_builds_the_server_on_first_use(venv: Path, tmp_path: Path) -> None:
+    """A fresh install, an empty cache: `stitcher server start` builds the server first, with
+    the install's start and finish lines (a fake `go` links the real binary: no 5-minute build)."""
+    from stitcher import provision
+    from stitcher.config import WEAVIATE_VERSION
+    from tests.test_provision import FAKE_GO
+
+    real = provision.binary_path()
+    if not real.is_file():
+        pytest.fail(f"The Weaviate server binary is missing ({real})", pytrace=False)
+    fake_bin = tmp_path / "fakebin"
+    fake_bin.mkdir()
+    (fake_bin / "go").write_text(FAKE_GO)
+    (fake_bin / "go").chmod(0o755)
+    env = installed_environment(
+        venv,
+        STITCHER_HOME=str(tmp_path / "home"),
+        STITCHER_CACHE=str(tmp_path / "cache"),
+        FAKE_GOVERSION="go1.26.1",
+        FAKE_GOPATH=str(tmp_path / "gopath"),
+        FAKE_MODULES="3",
+        FAKE_LINK=str(real),
+    )
+    env.pop("STITCHER_WEAVIATE_BIN", None)
+    env["PATH"] = os.pathsep.join([str(fake_bin), env["PATH"]])
+    script = str(venv / "bin" / "stitcher")
+    try:
+        started = run([script, "server", "start"], env=env, cwd=tmp_path, timeout=300)
+    finally:
+        run([script, "server", "stop"], env=env, cwd=tmp_path, timeout=120)
+    assert started.returncode == 0, started.stderr
+    lines = started.stderr.splitlines()
+    assert lines[0].startswith(f"Building Weaviate {WEAVIATE_VERSION}"), started.stderr
+    assert lines[1].startswith(f"Weaviate {WEAVIATE_VERSION} installed at {tmp_path / 'cache'}")
+    assert "(3 modules fetched)" in lines[1]
+    assert started.stdout.startswith("http://127.0.0.1:"), started.stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -36,6 +37,7 @@ FAKE_GO = textwrap.dedent(
           sleep 0.05
         done
         if [ -n "$FAKE_FAIL" ]; then printf '%s\\n' "$FAKE_FAIL"; exit 1; fi
+        if [ -n "$FAKE_LINK" ]; then ln -s "$FAKE_LINK" "$GOBIN/weaviate-server"; exit 0; fi
         printf '#!/bin/sh\\necho built\\n' > "$GOBIN/weaviate-server"
         chmod +x "$GOBIN/weaviate-server" ;;
     esac
@@ -60,6 +62,7 @@ def fake_go_env(tmp_path: Path) -> dict[str, str]:
     )
     env.pop("STITCHER_WEAVIATE_BIN", None)
     env.pop("FAKE_FAIL", None)
+    env.pop("FAKE_LINK", None)
     return env
 
 
@@ -136,6 +139,7 @@ def test_install_on_a_terminal_redraws_one_line(
     # however many modules were fetched (the progress line redraws with carriage returns).
     assert shown.count("\n") <= 3, shown
     assert f"{MODULES} modules fetched" in shown
+    assert re.search(r"\b0:00:\d\d\b", shown), shown  # the elapsed time beside them
     assert "go: downloading" not in shown
     assert f"Weaviate {WEAVIATE_VERSION} installed at" in shown
 
@@ -203,3 +207,40 @@ def test_missing_or_old_go_names_the_fix(
     assert done.stderr.count("\n") == 1, done.stderr
     assert says in done.stderr and "https://go.dev/dl" in done.stderr
     assert not log_file(tmp_path).exists()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("first_use", [["server", "start"], ["stats", "--json"]])
+def test_the_first_use_of_the_local_server_builds_it(
+    fake_go_env: dict[str, str], tmp_path: Path, first_use: list[str]
+) -> None:
+    # The fake build links the real binary into the empty cache, so the server that the
+    # command then starts is a real Weaviate.
+    real = provision.binary_path()
+    if not real.is_file():
+        pytest.fail(f"The Weaviate server binary is missing ({real})", pytrace=False)
+    env = {**fake_go_env, "FAKE_LINK": str(real), "STITCHER_HOME": str(tmp_path / "home")}
+    command = [str(stitcher_script()), *first_use]
+    try:
+        done = subprocess.run(
+            command,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        subprocess.run(
+            [str(stitcher_script()), "server", "stop"], env=env, capture_output=True, timeout=120
+        )
+    lines = done.stderr.splitlines()
+    if first_use[0] == "stats":  # no collection yet: the server it started said so
+        assert done.returncode == ExitStatus.FAILED and "does not exist" in lines[-1], lines
+    else:
+        assert done.returncode == ExitStatus.OK, done.stderr
+    assert lines[0].startswith(f"Building Weaviate {WEAVIATE_VERSION}"), done.stderr
+    assert str(log_file(tmp_path)) in lines[0]
+    assert lines[1].startswith(f"Weaviate {WEAVIATE_VERSION} installed at {binary(tmp_path)}")
+    assert "server install" not in done.stderr
+    assert binary(tmp_path).resolve() == real.resolve()

@@ -123,3 +123,19 @@ def test_shell_completion_is_offered() -> None:
     done = run_stitcher("--show-completion", "bash")
     assert done.returncode == ExitStatus.OK, done.stderr
     assert "_stitcher_completion" in done.stdout
+
+
+@pytest.mark.integration
+def test_a_command_that_starts_the_local_server_writes_no_python_warnings(tmp_path: Path) -> None:
+    # weaviate-client's __init__ calls warnings.simplefilter("default"); before stitcher put the
+    # filters back, the started server's Popen object (still running at exit) printed a
+    # ResourceWarning after every command that started the local server.
+    env = script_environment(STITCHER_HOME=str(tmp_path / "home"))
+    try:
+        done = run_stitcher("stats", "-c", "NoSuchCollection", env=env)
+    finally:
+        run_stitcher("server", "stop", env=env)
+    assert done.returncode == ExitStatus.FAILED
+    assert "does not exist" in done.stderr  # the command reached the server it started
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error:"), done.stderr
+    assert "Warning" not in done.stderr

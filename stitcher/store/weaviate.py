@@ -27,6 +27,8 @@ from stitcher.errors import (
     ListingIncomplete,
     SettingsMismatch,
     StitcherError,
+    TenancyMismatch,
+    TenantMissing,
     UsageError,
     WriteFailed,
     setting,
@@ -34,6 +36,7 @@ from stitcher.errors import (
 from stitcher.faults import classify, is_transient, past_a_dead_replica, server_fault
 from stitcher.filters import Where
 from stitcher.graph.paths import MENTIONS, MENTIONS_REF
+from stitcher.ids import checked_tenant_name
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
@@ -42,6 +45,7 @@ from stitcher.models import (
     SeedObject,
     SpanRequest,
     StoredDocument,
+    TenantInfo,
     WriteFailure,
 )
 from stitcher.retry import RetryPolicy, call_with_retries
@@ -53,11 +57,14 @@ from stitcher.store.schema import (
     Kind,
     MetadataConflict,
     extra_from_description,
+    no_tenants,
     plan_properties,
     properties_to_record,
     record_to_properties,
     settings_from_description,
     settings_to_description,
+    some_names,
+    tenancy_mismatch,
     user_fields,
 )
 from stitcher.store.wfilters import translate
@@ -110,7 +117,7 @@ _RANKED_RE = re.compile(rf"Result Set (keyword|vector)\b[^)]*\) Document \S+ con
 
 
 class WeaviateStore:
-    """One Weaviate collection of chunks.
+    """One Weaviate collection of chunks, or one tenant of a multi-tenant collection.
 
     Args:
         client: A connected `weaviate.WeaviateClient`.
@@ -127,6 +134,9 @@ class WeaviateStore:
         listing_patience: Seconds a whole-collection listing (documents, records_with_vectors)
             retries while it disagrees with the replicas' count before it raises
             ListingIncomplete (see `listed_whole`).
+        tenant: The tenant (knowledge base) of a multi-tenant collection this store reads and
+            writes; None for a single-tenant collection. Mixing is refused (TenancyMismatch).
+            The first `create` of a tenant makes the collection multi-tenant if it is new.
     """
 
     def __init__(
@@ -140,7 +150,11 @@ class WeaviateStore:
         replication_factor: int | None = None,
         consistency: str = DEFAULT_CONSISTENCY,
         listing_patience: float = DEFAULT_LISTING_PATIENCE,
+        tenant: str | None = None,
     ) -> None:
+        self._tenant = checked_tenant_name(tenant)
+        # Whether the collection on the server is multi-tenant, once read (it never changes).
+        self._multi_tenant: bool | None = None
         if consistency.lower() not in CONSISTENCY_LEVELS:
             raise UsageError(
                 f"unknown consistency {consistency!r}; use {', '.join(CONSISTENCY_LEVELS)}"
@@ -179,6 +193,18 @@ class WeaviateStore:
         """The collection's name as the server spells it."""
         return self._name
 
+    @property
+    def tenant(self) -> str | None:
+        """The tenant this store is bound to (None: a single-tenant collection)."""
+        return self._tenant
+
+    @property
+    def scope(self) -> str:
+        """What this store holds, for messages: "'Docs'" or "tenant 'kb1' of 'Docs'"."""
+        if self._tenant is None:
+            return repr(self._name)
+        return f"tenant {self._tenant!r} of {self._name!r}"
+
     def entities(self) -> EntityStore:
         """The entity collections (organizations, people) that belong to this collection."""
         return EntityStore(self._client, self._name)
@@ -203,7 +229,15 @@ class WeaviateStore:
         # Every read, write and delete of the chunks goes through here, so all of them carry
         # the consistency level (the client's own default is the server's, QUORUM).
         level = ConsistencyLevel[self._consistency.upper()]
-        return self._client.collections.use(self._name).with_consistency_level(level)
+        collection = self._client.collections.use(self._name).with_consistency_level(level)
+        # A tenant is a shard of its own: every read, write, count and delete of this store
+        # goes to it alone, so knowledge bases never see each other's chunks.
+        return collection if self._tenant is None else collection.with_tenant(self._tenant)
+
+    @property
+    def _whole(self) -> Collection[Any, Any]:
+        """The collection itself, above its tenants (schema, the tenant list)."""
+        return self._client.collections.use(self._name)
 
     @property
     def url(self) -> str:
@@ -237,8 +271,94 @@ class WeaviateStore:
         return self._call(doing, action, past_a_dead_replica(self._retry_policy))
 
     def exists(self) -> bool:
-        """Whether the collection exists."""
-        return bool(self._call("reading", lambda: self._client.collections.exists(self._name)))
+        """Whether the collection exists; for a tenant store, whether the tenant does.
+
+        Raises:
+            TenancyMismatch: A tenant store on a single-tenant collection.
+        """
+        found = bool(self._call("reading", lambda: self._client.collections.exists(self._name)))
+        if not found or self._tenant is None:
+            # Single-tenant: a multi-tenant collection is refused when its settings are read
+            # (every command reads them before anything else), at no extra request.
+            return found
+        self._check_tenancy(self.is_multi_tenant())
+        tenant = self._tenant
+        return bool(self._call("reading the tenants", lambda: self._whole.tenants.exists(tenant)))
+
+    # -- tenants -------------------------------------------------------------------------------
+
+    def is_multi_tenant(self) -> bool:
+        """Whether the (existing) collection has Weaviate multi-tenancy enabled."""
+        if self._multi_tenant is None:
+            config = self._call("reading the collection's settings", self._whole.config.get)
+            self._multi_tenant = bool(config.multi_tenancy_config.enabled)
+        return self._multi_tenant
+
+    def _check_tenancy(self, multi_tenant: bool) -> None:
+        """Refuse a tenant on a single-tenant collection and no tenant on a multi-tenant one."""
+        self._multi_tenant = multi_tenant
+        refusal = tenancy_mismatch(self._name, self._tenant, multi_tenant)
+        if refusal is not None:
+            raise refusal
+
+    def tenants(self, *, count: bool = True) -> list[TenantInfo]:
+        """The tenants of the collection, by name, with their activity status and, for the
+        active ones when `count`, their chunks (an inactive tenant is not counted: a read
+        would activate it).
+
+        Raises:
+            CollectionMissing: The collection does not exist.
+            TenancyMismatch: The collection is single-tenant.
+        """
+        self._require_multi_tenant()
+        found = self._call("reading the tenants", self._whole.tenants.get)
+        infos = []
+        for name in sorted(found):
+            status = _status_name(found[name].activity_status)
+            chunks = None
+            if count and status == "ACTIVE":
+                shard = self._whole.with_tenant(name)
+                result = self._call_aggregate(
+                    "counting", functools.partial(shard.aggregate.over_all, total_count=True)
+                )
+                chunks = int(result.total_count or 0)
+            infos.append(TenantInfo(name, status, chunks))
+        return infos
+
+    def _require_multi_tenant(self) -> None:
+        if not self._call("reading", lambda: self._client.collections.exists(self._name)):
+            raise CollectionMissing(
+                f"collection {self._name!r} does not exist; check {setting('collection')}"
+            )
+        if not self.is_multi_tenant():
+            raise no_tenants(self._name)
+
+    def set_tenant_active(self, name: str, active: bool) -> str:
+        """Activate a tenant (load it) or deactivate it (unload it from memory, files kept on
+        disk); returns its status before. Offloading to cloud storage needs Weaviate's
+        offload-s3 module and is not offered.
+
+        Raises:
+            TenantMissing: The collection has no such tenant.
+        """
+        from weaviate.classes.tenants import Tenant, TenantActivityStatus
+
+        tenant = checked_tenant_name(name)
+        assert tenant is not None
+        self._require_multi_tenant()
+        found = self._call("reading the tenants", lambda: self._whole.tenants.get_by_name(tenant))
+        if found is None:
+            known = [info.name for info in self.tenants(count=False)]
+            raise TenantMissing(
+                f"collection {self._name!r} has no tenant {tenant!r}; its tenants: "
+                f"{some_names(known)}"
+            )
+        status = TenantActivityStatus.ACTIVE if active else TenantActivityStatus.INACTIVE
+        self._call(
+            "changing a tenant's activity",
+            lambda: self._whole.tenants.update([Tenant(name=tenant, activity_status=status)]),
+        )
+        return _status_name(found.activity_status)
 
     def collection_names(self) -> list[str]:
         """The server's collections, sorted, stitcher's bookkeeping ones left out."""
@@ -261,36 +381,106 @@ class WeaviateStore:
         """
         from weaviate.classes.config import Configure, ReplicationDeletionStrategy
 
+        if self._tenant is not None and self._client.collections.exists(self._name):
+            self._create_tenant(settings)
+            return
         factor = self.replication_factor_to_create()
-        settings = dataclasses.replace(settings, replication_factor=factor)
+        multi_tenant = self._tenant is not None
+        settings = dataclasses.replace(
+            settings, replication_factor=factor, multi_tenant=multi_tenant
+        )
         replication = Configure.replication(
             factor=factor,
             deletion_strategy=ReplicationDeletionStrategy.TIME_BASED_RESOLUTION,
         )
-        self._call(
-            "creating the collection",
-            lambda: self._client.collections.create(
-                self._name,
-                description=settings_to_description(settings),
-                properties=_core_properties(),
-                vector_config=Configure.Vectors.self_provided(),
-                replication_config=replication,
-            ),
+        # Tenants are created by their first ingest only (a typo in --tenant must not make a
+        # new empty knowledge base); an inactive tenant is activated by the server when it is
+        # read or written, so a deactivated knowledge base still answers (just slower once).
+        tenancy = (
+            Configure.multi_tenancy(
+                enabled=True, auto_tenant_creation=False, auto_tenant_activation=True
+            )
+            if multi_tenant
+            else None
         )
+        try:
+            self._call(
+                "creating the collection",
+                lambda: self._client.collections.create(
+                    self._name,
+                    description=settings_to_description(settings),
+                    properties=_core_properties(),
+                    vector_config=Configure.Vectors.self_provided(),
+                    replication_config=replication,
+                    multi_tenancy_config=tenancy,
+                ),
+            )
+        except StitcherError:
+            # The first ingests of two tenants at once (their locks are apart): the other made
+            # the collection, which is just as good. `_call` has turned the refusal into a
+            # ServerFault; anything else is re-raised as it is.
+            if not (multi_tenant and self._client.collections.exists(self._name)):
+                raise
+            self._create_tenant(settings)
+            return
+        self._multi_tenant = multi_tenant
+        if multi_tenant:
+            self._add_tenant()
         self._extras = {}
         self._present = set(CORE_PROPERTIES)
         self._references = set()
         self._known_to_exist = True
 
+    def _create_tenant(self, settings: CollectionSettings) -> None:
+        """Add this store's tenant to the existing collection, whose settings its tenants share.
+
+        Raises:
+            TenancyMismatch: The collection is single-tenant.
+            SettingsMismatch: The collection was built with another model or chunking.
+        """
+        config = self._call("reading the collection's settings", self._whole.config.get)
+        self._check_tenancy(bool(config.multi_tenancy_config.enabled))
+        recorded = settings_from_description(config.description)
+        if recorded is None:
+            raise SettingsMismatch(
+                f"collection {self._name!r} was not created by stitcher (no settings recorded "
+                f"on it); keep tenants in another {setting('collection')}"
+            )
+        differences = settings.differences(recorded)
+        if differences:
+            raise SettingsMismatch(
+                f"collection {self._name!r} was built with other settings: "
+                + "; ".join(differences)
+                + ". Its tenants share its model and chunking: use them, or keep this tenant "
+                f"in another {setting('collection')}"
+            )
+        self._add_tenant()
+        self._extras = None  # read from the schema, which other tenants may have extended
+        self._known_to_exist = True
+
+    def _add_tenant(self) -> None:
+        from weaviate.classes.tenants import Tenant
+
+        tenant = self._tenant
+        assert tenant is not None
+        # Creating a tenant that exists is accepted by the server: two first ingests may race.
+        self._call("creating the tenant", lambda: self._whole.tenants.create([Tenant(name=tenant)]))
+
     def settings(self) -> CollectionSettings | None:
         """The settings recorded on the collection, or None when it has none (foreign layout)."""
         self._require()
         config = self._call("reading the collection's settings", self._collection.config.get)
+        multi_tenant = bool(config.multi_tenancy_config.enabled)
+        self._check_tenancy(multi_tenant)
         recorded = settings_from_description(config.description)
         if recorded is None:
             return None
         # The server's factor is the truth (replica movement can change it behind our back).
-        return dataclasses.replace(recorded, replication_factor=config.replication_config.factor)
+        return dataclasses.replace(
+            recorded,
+            replication_factor=config.replication_config.factor,
+            multi_tenant=multi_tenant,
+        )
 
     # -- replication --------------------------------------------------------------------------
 
@@ -353,7 +543,9 @@ class WeaviateStore:
         shards: dict[str, list[str]] = {}
         for node in nodes:
             for shard in node.shards or []:
-                shards.setdefault(shard.name, []).append(node.name)
+                # A tenant is a shard named after it; the others are other knowledge bases.
+                if self._tenant is None or shard.name == self._tenant:
+                    shards.setdefault(shard.name, []).append(node.name)
         return {
             "replication_factor": config.replication_config.factor,
             "consistency": self._consistency.upper(),
@@ -810,6 +1002,12 @@ class WeaviateStore:
         if self._known_to_exist:
             return
         if not self.exists():
+            if self._tenant is not None and self._client.collections.exists(self._name):
+                raise TenantMissing(
+                    f"collection {self._name!r} has no tenant {self._tenant!r}; run `stitcher "
+                    f"ingest` with it to create it, or check {setting('tenant')} (`stitcher "
+                    f"tenants -c {self._name}` lists them)"
+                )
             raise CollectionMissing(
                 f"collection {self._name!r} does not exist on the server; "
                 f"run `stitcher ingest` to create it or check {setting('collection')}"
@@ -873,8 +1071,13 @@ class WeaviateStore:
         if not self._client.collections.exists(SOURCES_COLLECTION):
             return {}
         registry = self._client.collections.use(SOURCES_COLLECTION)
+        where = Filter.by_property("collection").equal(self._name)
+        if self._tenant is not None:
+            if not _has_property(registry, "tenant"):
+                return {}  # no tenant ever registered a source on this server
+            where = where & Filter.by_property("tenant").equal(self._tenant)
         result = registry.query.fetch_objects(
-            filters=Filter.by_property("collection").equal(self._name),
+            filters=where,
             limit=MAX_RESULTS,
             return_properties=["source", "root"],
         )
@@ -903,15 +1106,45 @@ class WeaviateStore:
             "registered_at": dt.datetime.now(dt.timezone.utc),
         }
         object_id = bookkeeping_uuid(self._name, name)
+        if self._tenant is not None:
+            # Each tenant registers its sources apart: two knowledge bases may both have a
+            # source "docs", from different folders.
+            _ensure_text_property(registry, "tenant")
+            properties["tenant"] = self._tenant
+            object_id = bookkeeping_uuid(self._name, name, "tenant", self._tenant)
         if registry.data.exists(object_id):
             registry.data.replace(uuid=object_id, properties=properties)
         else:
             registry.data.insert(properties=properties, uuid=object_id)
 
-    def drop(self) -> bool:
-        """Delete the collection and forget its registered sources; False when it did not exist."""
+    def drop(self, *, all_tenants: bool = False) -> bool:
+        """Delete the collection and forget its registered sources; False when it did not exist.
+
+        A tenant store deletes its tenant only (its chunks and sources; the collection and the
+        other tenants stay). A multi-tenant collection as a whole is deleted only with
+        `all_tenants`.
+
+        Raises:
+            TenancyMismatch: A multi-tenant collection without `all_tenants`, or a tenant
+                store on a single-tenant collection.
+        """
+        if self._tenant is not None:
+            if not self.exists():
+                return False
+            tenant = self._tenant
+            self._call("removing the tenant", lambda: self._whole.tenants.remove([tenant]))
+            self._known_to_exist = False
+            self.forget_sources()
+            return True
         if not self.exists():
             return False
+        if not all_tenants and self.is_multi_tenant():
+            held = len(self._call("reading the tenants", self._whole.tenants.get))
+            raise TenancyMismatch(
+                f"collection {self._name!r} is multi-tenant and holds {held} tenant"
+                f"{'s' if held != 1 else ''}: drop one with {setting('tenant', 'NAME')}, or the "
+                f"collection with all of them with {setting('all_tenants', True)}"
+            )
         self._client.collections.delete(self._name)
         self._known_to_exist = False
         self.forget_sources()
@@ -921,10 +1154,16 @@ class WeaviateStore:
         """Remove this collection's sources from the registry (the collection was dropped)."""
         from weaviate.classes.query import Filter
 
-        if self._client.collections.exists(SOURCES_COLLECTION):
-            self._client.collections.use(SOURCES_COLLECTION).data.delete_many(
-                where=Filter.by_property("collection").equal(self._name)
-            )
+        if not self._client.collections.exists(SOURCES_COLLECTION):
+            return
+        registry = self._client.collections.use(SOURCES_COLLECTION)
+        # The whole collection: every entry of it, its tenants' included.
+        where = Filter.by_property("collection").equal(self._name)
+        if self._tenant is not None:
+            if not _has_property(registry, "tenant"):
+                return
+            where = where & Filter.by_property("tenant").equal(self._tenant)
+        registry.data.delete_many(where=where)
 
     def take_unresolved_mentions(self) -> dict[str, list[str]]:
         """Names in `mentions` that no organization has, by doc_id, since the last call.
@@ -1017,7 +1256,8 @@ class WeaviateStore:
 
     # -- seed layout, markers, siblings (issue 14): what adopt and seed search need ----------
     # Plain handles, as adopt and seed search used before they went through the store: no
-    # retries and the client's default consistency (QUORUM, the store's default too).
+    # retries and the client's default consistency (QUORUM, the store's default too). No
+    # tenant either: a seed-layout collection has none, and a sibling is another collection.
 
     def sibling(self, name: str) -> WeaviateStore:
         """The store of collection `name` on the same server, with this one's settings."""
@@ -1192,6 +1432,38 @@ def _kind_of_property(data_type: str, tokenization: Any) -> Kind | None:
     if data_type == "text":
         return "word" if token == "word" else "text"
     return kinds.get(data_type)
+
+
+def _status_name(status: Any) -> str:
+    """ "ACTIVE", "INACTIVE", ...: the client's names (its HOT/COLD/FROZEN are old spellings)."""
+    name = str(getattr(status, "value", status))
+    return {"HOT": "ACTIVE", "COLD": "INACTIVE", "FROZEN": "OFFLOADED"}.get(name, name)
+
+
+def _has_property(collection: Any, name: str) -> bool:
+    return any(prop.name == name for prop in collection.config.get().properties)
+
+
+def _ensure_text_property(collection: Any, name: str) -> None:
+    """Add a whole-value text property to a bookkeeping collection made before it was needed."""
+    from weaviate.classes.config import DataType, Property, Tokenization
+    from weaviate.exceptions import UnexpectedStatusCodeError
+
+    if _has_property(collection, name):
+        return
+    try:
+        collection.config.add_property(
+            Property(
+                name=name,
+                data_type=DataType.TEXT,
+                tokenization=Tokenization.FIELD,
+                index_searchable=False,
+            )
+        )
+    except UnexpectedStatusCodeError:
+        # Another writer may have added it meanwhile; fail only if it is still missing.
+        if not _has_property(collection, name):
+            raise
 
 
 _BOOKKEEPING_NAMESPACE = uuid.UUID("0d5c8a0e-2f4b-5a71-8e3c-6b9f1d2a7c44")
