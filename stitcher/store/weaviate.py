@@ -1256,8 +1256,13 @@ class WeaviateStore:
 
     # -- seed layout, markers, siblings (issue 14): what adopt and seed search need ----------
     # Plain handles, as adopt and seed search used before they went through the store: no
-    # retries and the client's default consistency (QUORUM, the store's default too). No
-    # tenant either: a seed-layout collection has none, and a sibling is another collection.
+    # retries and the client's default consistency (QUORUM, the store's default too). A sibling
+    # is another collection, so it has no tenant; objects are read from this store's tenant.
+
+    @property
+    def _plain(self) -> Collection[Any, Any]:
+        handle = self._client.collections.use(self._name)
+        return handle if self._tenant is None else handle.with_tenant(self._tenant)
 
     def sibling(self, name: str) -> WeaviateStore:
         """The store of collection `name` on the same server, with this one's settings."""
@@ -1292,7 +1297,7 @@ class WeaviateStore:
     ) -> list[SeedObject]:
         """Every object as stored, walked with the cursor and checked against every replica's
         count (`listed_whole`: a cursor lists one replica's copy)."""
-        handle = self._client.collections.use(self._name)
+        handle = self._plain
         wanted = None if properties is None else list(properties)
 
         def listing(_count: int) -> tuple[list[SeedObject], int]:
@@ -1312,7 +1317,7 @@ class WeaviateStore:
         """Hybrid query on the seed's schema: BM25 on its word-tokenized `text`."""
         from weaviate.classes.query import MetadataQuery
 
-        result = self._client.collections.use(self._name).query.hybrid(
+        result = self._plain.query.hybrid(
             query=query,
             vector=vector,
             alpha=alpha,
@@ -1344,7 +1349,7 @@ class WeaviateStore:
             clauses.append(Filter.by_property(SEED_PARENT).contains_any(list(child_of)))
         if not clauses:
             return []
-        result = self._client.collections.use(self._name).query.fetch_objects(
+        result = self._plain.query.fetch_objects(
             filters=clauses[0] if len(clauses) == 1 else Filter.any_of(clauses),
             limit=min(_MAX_HOP_FETCH, 2 * (len(parent_ids) + len(child_of)) + 10),
         )
