@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from stitcher import config, provision
 from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
-from stitcher.config import ConnectionSettings
+from stitcher.config import DEFAULT_COLLECTION, ConnectionSettings
 from stitcher.errors import ExitStatus, StitcherError, setting, worded
 
 Status = Literal["ok", "warn", "fail"]
@@ -268,6 +268,7 @@ def check_server(connection: ConnectionSettings) -> tuple[Check, Any]:
     except StitcherError as error:
         return Check("server", "fail", error.unworded, _server_fix(error)), None
     try:
+        # About the server itself, not a collection: no store has it to ask.
         version = client.get_meta().get("version", "?")
     except Exception as error:  # a server that connects but cannot answer is not healthy
         client.close()
@@ -289,10 +290,9 @@ def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
     from stitcher.ids import canonical_collection_name
     from stitcher.store.weaviate import WeaviateStore
 
-    names = sorted(client.collections.list_all(simple=True))
     if options.collection is not None:
         wanted = canonical_collection_name(options.collection)
-        if wanted not in names:
+        if not WeaviateStore(client, wanted).exists():
             return [
                 Check(
                     f"collection {wanted}",
@@ -302,6 +302,9 @@ def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
                 )
             ]
         names = [wanted]
+    else:
+        # Any store of the server lists its collections (its bookkeeping ones left out).
+        names = WeaviateStore(client, DEFAULT_COLLECTION).collection_names()
     model_name = _model_name(options.model)
     checks = []
     for name in names:
@@ -326,14 +329,13 @@ def _check_collection(
     client: Any, store: Any, options: DoctorOptions, model_name: str | None
 ) -> Check:
     from stitcher import rules
-    from stitcher.seed_layout import detect_layout
 
     label = f"collection {store.name}"
     if store.is_multi_tenant():
         return _check_tenants(client, store, options, model_name)
     existing = store.settings()
     if existing is None:
-        if detect_layout(client, store.name) == "seed":
+        if store.layout() == "seed":
             return Check(
                 label,
                 "warn",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -230,3 +231,19 @@ class WriteFailure:
     id: str
     doc_id: str
     reason: str
+
+
+@dataclass(frozen=True)
+class SeedObject:
+    """One object of a seed-layout collection.
+
+    `extra` holds the other properties LangChain stored from the document's metadata (e.g.
+    `page` from a PDF loader); `vector` is filled only when it was read (adopt).
+    """
+
+    id: str
+    text: str
+    source: str
+    parent_id: str | None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    vector: list[float] | None = None

@@ -409,8 +409,7 @@ class Session:
         # Their BM25 property is word-tokenized, so the query is sent as the user wrote it.
         # The embedder goes in, not the vector, so that embedding counts in took_ms.
         return seed_search(
-            self.client,
-            self.collection,
+            self.store,
             query,
             embedder.embed_query,
             keyword=query,
@@ -431,8 +430,7 @@ class Session:
         """
         with self._writer_lock(wait, "adopt"):
             report = adopt(
-                self.client,
-                self.collection,
+                self.store,
                 root=Path(root) if root else None,
                 model_name=resolve_model(model).name,
                 progress=_NoticeProgress(self._notice),

@@ -470,6 +470,149 @@ class ChunkStoreContract:
         with pytest.raises(UnknownEntity):
             org_condition(entities, "Nobody Inc")
 
+    # -- graph references: filters along `mentions` -----------------------------------------
+
+    @pytest.fixture
+    def graph_store(self, created: ChunkStore) -> ChunkStore:
+        """Organizations and a person linked to them, then one chunk per document mentioning
+        them (entities first: a store links mentions to the entities it holds)."""
+        created.entities().load(GRAPH_ENTITIES)
+        for doc_id, mentions in GRAPH_DOCS.items():
+            metadata = {"mentions": mentions, "lang": "en"} if mentions else {"lang": "zh"}
+            write_ok(created, one_chunk(doc_id, f"news {doc_id}", **metadata))
+        return created
+
+    def test_filters_follow_references_to_entities(self, graph_store: ChunkStore) -> None:
+        for where, expected in GRAPH_CASES:
+            assert filtered(graph_store, where) == expected, where
+            heads = graph_store.heads(where, limit=50)
+            assert {record.doc_id for record in heads} == expected, where
+
+    def test_not_equal_along_references_means_some_entity_differs(
+        self, graph_store: ChunkStore
+    ) -> None:
+        # Weaviate's meaning: an organization without a country differs from France too.
+        found = filtered(graph_store, Where((C("mentions.country", "ne", "France"),)))
+        assert found == {"korea", "nimbus", "both"}
+
+    def test_reference_filters_refuse_bad_operators_and_unlinked_collections(
+        self, created: ChunkStore
+    ) -> None:
+        write_ok(created, one_chunk("plain", "no entities here", mentions=["Acme"]))
+        with pytest.raises(FilterError, match="no links to entities"):
+            filtered(created, Where((C("mentions.country", "eq", "France"),)))
+        with pytest.raises(FilterError, match="unknown field 'ceo'"):
+            filtered(created, Where((C("mentions.ceo", "eq", "x"),)))
+        with pytest.raises(FilterError, match=r"only =, ~ and a,b lists"):
+            filtered(created, Where((C("mentions.name", "gt", "x"),)))
+        with pytest.raises(FilterError, match="at least one value"):
+            filtered(created, Where((C("mentions.country", "any", []),)))
+
+    # -- what adopt needs: markers, siblings, every object as stored -------------------------
+
+    def test_a_marker_is_kept_next_to_the_settings(self, created: ChunkStore) -> None:
+        assert created.marker("stitcher_test") == {}
+        created.set_marker("stitcher_test", {"verified": True, "objects": 3})
+        assert created.marker("stitcher_test") == {"verified": True, "objects": 3}
+        settings = created.settings()  # the marker leaves the settings record alone
+        assert settings is not None
+        assert (settings.model, settings.dimension) == (SETTINGS.model, SETTINGS.dimension)
+
+    def test_a_sibling_is_another_collection_on_the_same_server(self, created: ChunkStore) -> None:
+        assert created.sibling(created.name).exists()
+        other = created.sibling(created.name + "_Sibling")
+        assert not other.exists()
+        try:
+            other.create(SETTINGS)
+            write_ok(other, one_chunk("s", "in the sibling"))
+            assert created.sibling(other.name).count() == 1
+            assert other.name in created.collection_names()
+            assert created.count() == 0
+        finally:
+            other.drop()
+        assert not created.sibling(other.name).exists()
+
+    def test_seed_objects_are_every_object_as_stored(self, created: ChunkStore) -> None:
+        records = make_records("doc", "abcdefghijklmnopqrstuvwxyz", source="notes/doc.txt")
+        write_ok(created, records)
+        found = {obj.id: obj for obj in created.seed_objects()}
+        assert set(found) == {r.id for r in records}
+        for record, vector in zip(records, vectors_for(records), strict=True):
+            obj = found[record.id]
+            assert (obj.text, obj.source, obj.parent_id) == (
+                record.text,
+                record.source,
+                record.parent_id,
+            )
+            assert obj.vector == pytest.approx(vector)
+            assert obj.extra["doc_id"] == "doc"
+        bare = created.seed_objects([], vectors=False)
+        assert {obj.id for obj in bare} == set(found)
+        assert all(obj.text == "" and obj.vector is None and not obj.extra for obj in bare)
+        texts = created.seed_objects(["text"])
+        assert {obj.text for obj in texts} == {r.text for r in records}
+        assert all(obj.vector and not obj.extra for obj in texts)
+
+
+#: The entities of the graph contract: Acme (France) supplies Kestrel (Korea), Ada sits on
+#: Acme's board, Nimbus has no country, and "Twin" is a name two organizations share.
+GRAPH_ENTITIES = [
+    Entity(
+        "organization",
+        "acme",
+        "Acme Corporation",
+        ("ACME", "艾克米"),
+        {"country": "France", "city": "Paris"},
+        {"supplier_of": ("kestrel",)},
+    ),
+    Entity("organization", "kestrel", "Kestrel Motors", (), {"country": "Korea"}),
+    Entity("organization", "nimbus", "Nimbus Labs", ("Twin",)),
+    Entity("organization", "other", "Other Twin Works", ("Twin",), {"country": "France"}),
+    Entity("person", "ada", "Ada Lovelace", (), {}, {"board_member_of": ("acme",)}),
+]
+
+#: Raw mentions by document: resolved by name or alias; "Twin" is ambiguous and "Nobody" is
+#: unknown, so neither links (the raw names stay filterable).
+GRAPH_DOCS: dict[str, list[str]] = {
+    "france": ["acme corporation"],
+    "korea": ["Kestrel Motors"],
+    "nimbus": ["Nimbus Labs", "Twin"],
+    "both": ["艾克米", "KESTREL  motors"],
+    "nobody": ["Nobody", "Twin"],
+    "none": [],
+}
+
+GRAPH_CASES: list[tuple[Where, set[str]]] = [
+    (Where((C("mentions.country", "eq", "france"),)), {"france", "both"}),
+    (Where((C("mentions.country", "any", ["Korea", "Japan"]),)), {"korea", "both"}),
+    (Where((C("mentions.city", "eq", "PARIS"),)), {"france", "both"}),
+    (Where((C("mentions.name", "eq", "ACME"),)), {"france", "both"}),
+    (Where((C("mentions.name", "eq", "Twin"),)), {"nimbus"}),
+    (Where((C("mentions.name", "contains", "motor"),)), {"korea", "both"}),
+    (Where((C("mentions.id", "eq", "kestrel"),)), {"korea", "both"}),
+    (Where((C("mentions.id", "ne", "kestrel"),)), {"france", "nimbus", "both"}),
+    (Where((C("mentions.supplier_of.name", "eq", "Kestrel Motors"),)), {"france", "both"}),
+    (Where((C("mentions.supplier_of", "eq", "kestrel motors"),)), {"france", "both"}),
+    (Where((C("mentions.supplier.country", "eq", "France"),)), {"korea", "both"}),
+    (Where((C("mentions.board_member.name", "eq", "Ada Lovelace"),)), {"france", "both"}),
+    (
+        Where((C("mentions.board_member.board_member_of.supplier_of.id", "eq", "kestrel"),)),
+        {"france", "both"},
+    ),
+    (
+        Where((C("mentions.country", "eq", "France"), C("mentions.country", "eq", "Korea"))),
+        {"both"},
+    ),
+    (Where((C("mentions", "eq", "Nobody"),)), {"nobody"}),  # raw names filter as ever
+    (
+        Where(any_of=(C("mentions.country", "eq", "Korea"), C("lang", "eq", "zh"))),
+        {"korea", "both", "none"},
+    ),
+    (
+        Where((C("lang", "eq", "en"),), any_of=(C("mentions.name", "eq", "Nimbus Labs"),)),
+        {"nimbus"},
+    ),
+]
 
 OpenStore = Callable[..., ChunkStore]
 

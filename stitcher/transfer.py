@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from stitcher import rules
-from stitcher.bookkeeping import LEASE_COLLECTION
+from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
     ServerError,
@@ -45,7 +45,7 @@ from stitcher.ids import canonical_collection_name
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 from stitcher.store.base import ChunkStore
 from stitcher.store.schema import parse_date
-from stitcher.store.weaviate import SOURCES_COLLECTION, WeaviateStore
+from stitcher.store.weaviate import WeaviateStore
 
 FORMAT = "stitcher-export"
 FORMAT_VERSION = 1
@@ -516,6 +516,8 @@ def backup_local(
         raise UsageError(f"backup {backup_id!r} exists in {backups_dir}: choose another id")
     names = _backup_collections(client, collections)
     sidecar = {name: WeaviateStore(client, name).source_roots() for name in names}
+    # Backups are the server's own business (its filesystem backend, all collections at once),
+    # not a collection's: no store has them, so they go to the client.
     result = _backup_call(
         "back up",
         backups_dir,
@@ -558,7 +560,7 @@ def restore_local(
     if sidecar_path.is_file():
         sources = json.loads(sidecar_path.read_text(encoding="utf-8")).get("sources", {})
     wanted = collections or list(sources)
-    existing = [name for name in wanted if client.collections.exists(name)]
+    existing = [name for name in wanted if WeaviateStore(client, name).exists()]
     if existing:
         raise UsageError(
             f"collection {existing[0]!r} exists: a restore never overwrites; drop it first "
@@ -592,15 +594,15 @@ def _check_backup_id(backup_id: str) -> None:
 
 
 def _backup_collections(client: Any, collections: list[str] | None) -> list[str]:
-    present = set(client.collections.list_all(simple=True))
     if not collections:
-        names = sorted(present - {LEASE_COLLECTION, SOURCES_COLLECTION})
+        # Any store of the server lists its collections, stitcher's bookkeeping left out.
+        names = WeaviateStore(client, DEFAULT_COLLECTION).collection_names()
         if not names:
             raise UsageError("the local server has no collections to back up")
         return names
     names = [canonical_collection_name(name) for name in collections]
     for name in names:
-        if name not in present:
+        if not WeaviateStore(client, name).exists():
             raise CollectionMissing(f"collection {name!r} does not exist on the local server")
     return names
 

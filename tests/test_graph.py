@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from stitcher.graph import (
 from stitcher.graph.model import build_graph, content_hash, entity_uuid
 from stitcher.models import ChunkRecord
 from stitcher.store.entities import EntityStore
+from tests.fakes import FakeEmbedder
 
 NEWS = Path(__file__).resolve().parent.parent / "datasets" / "news"
 
@@ -321,7 +323,7 @@ def test_sentiment_maps_to_the_seed_thresholds() -> None:
         sentiment_condition("meh")
 
 
-def test_memory_store_refuses_reference_filters() -> None:
+def test_memory_store_follows_references_at_query_time() -> None:
     from stitcher.models import CollectionSettings
     from stitcher.store.memory import MemoryStore
 
@@ -330,8 +332,150 @@ def test_memory_store_refuses_reference_filters() -> None:
     record = ChunkRecord("1", "d", "h", 0, 0, 1, "x", "d", "c", 1, None, {"mentions": ["A"]})
     store.write([record], [[1.0, 0.0]])
     assert store.heads(Where((Condition("mentions", "eq", "A"),)))  # raw names still filter
-    with pytest.raises(FilterError, match="Weaviate store"):
-        store.heads(Where((Condition("mentions.country", "eq", "France"),)))
+    france = Where((Condition("mentions.country", "eq", "France"),))
+    with pytest.raises(FilterError, match="no links to entities"):
+        store.heads(france)
+    store.entities().load([Entity("organization", "a", "A", (), {"country": "Germany"})])
+    assert store.heads(france) == []
+    # Loaded later, as `stitcher entities load` re-links stored chunks: the next query sees it.
+    store.entities().load([Entity("organization", "a", "A", (), {"country": "France"})])
+    assert [r.id for r in store.heads(france)] == ["1"]
+
+
+# --- both stores: the dataset's questions through the library -------------------------------
+
+
+@pytest.fixture(
+    scope="module", params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)]
+)
+def news_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Any, FakeEmbedder]]:
+    """The news dataset in a store of each kind: entities loaded, then the articles ingested
+    (doc ids articles/...) through the library, with the fake embedder (the filters decide
+    what comes back: every test asks for more results than match)."""
+    from stitcher.graph.model import KINDS, entity_collection
+    from stitcher.ingest import IngestOptions, ingest
+
+    root = tmp_path_factory.mktemp("news_store")
+    shutil.copytree(NEWS / "articles", root / "articles")
+    name = "NewsStore" + uuid.uuid4().hex[:8]
+    client = None
+    if request.param == "memory":
+        from stitcher.store.memory import MemoryStore
+
+        store: Any = MemoryStore(name)
+    else:
+        from stitcher.store.weaviate import WeaviateStore
+
+        client = request.getfixturevalue("weaviate_client")
+        store = WeaviateStore(client, name)
+    store.entities().load(
+        read_entities(NEWS / "organizations.jsonl") + read_entities(NEWS / "people.jsonl")
+    )
+    embedder = FakeEmbedder()
+    ingest(
+        store,
+        [str(root / "articles")],
+        model_name=embedder.name,
+        embedder=lambda: embedder,
+        options=IngestOptions(),
+    )
+    yield store, embedder
+    if client is not None:
+        store.drop()
+        for kind in KINDS:
+            client.collections.delete(entity_collection(store.name, kind))
+
+
+def found_in(
+    news_store: tuple[Any, FakeEmbedder],
+    query: str | None,
+    all_of: Sequence[str] = (),
+    any_of: Sequence[str] = (),
+) -> set[str]:
+    """Doc ids of up to 200 unstitched results: the newest (no query) or a hybrid search."""
+    from stitcher.search import SearchOptions, latest, search
+    from stitcher.where import parse_where
+
+    store, embedder = news_store
+    options = SearchOptions(limit=200, stitch=False, where=parse_where(all_of, any_of) or None)
+    if query is None:
+        result = latest(store, options)
+    else:
+        result = search(store, query, embedder.embed_query, options)
+    return {p.doc_id for p in result.passages}
+
+
+@pytest.mark.parametrize("query", [None, "remote work policy", "远程办公政策"])
+def test_rod_johnson_boards_that_announced_remote_work(
+    news_store: tuple[Any, FakeEmbedder], query: str | None
+) -> None:
+    found = found_in(
+        news_store, query, ['mentions.board_member.name="Rod Johnson"', "tags=remote-work"]
+    )
+    assert found == ROD_REMOTE_WORK
+
+
+@pytest.mark.parametrize("query", [None, "employee happiness", "裁员"])
+def test_negative_news_about_companies_in_france(
+    news_store: tuple[Any, FakeEmbedder], query: str | None
+) -> None:
+    found = found_in(news_store, query, ["mentions.country=france", "sentiment<-0.5"])
+    assert found == FRANCE_NEGATIVE
+
+
+@pytest.mark.parametrize("supplier", ["Hyundai", "现代汽车", "Hyundai Motor"])
+def test_news_about_suppliers_of_hyundai(
+    news_store: tuple[Any, FakeEmbedder], supplier: str
+) -> None:
+    found = found_in(news_store, None, [f"mentions.supplier_of.name={supplier}"])
+    assert found == HYUNDAI_SUPPLIER_NEWS
+    narrowed = found_in(
+        news_store,
+        "supply chain problems",
+        [f"mentions.supplier_of={supplier}", "tags=supply-chain"],
+    )
+    assert narrowed == HYUNDAI_SUPPLY_CHAIN
+
+
+ORG_BY_ID = {o["id"]: o for o in ORGS}
+
+
+@pytest.mark.parametrize(
+    ("where", "test"),
+    [
+        (["mentions.country=France,Germany"], lambda o: o["country"] in ("France", "Germany")),
+        (["mentions.name~motor"], lambda o: o["id"] in ("hyundai-motor", "kestrel-motors")),
+        (["mentions.city=paris"], lambda o: o["city"] == "Paris"),
+        (["mentions.industry=auto parts"], lambda o: o["industry"] == "auto parts"),
+        (
+            ["mentions.investor=Harbor Pine"],
+            lambda o: o["id"] in ORG_BY_ID["harbor-pine"]["invested_in"],
+        ),
+        (["mentions.supplier.name=Sorel"], lambda o: "sorel-composites" in _suppliers_of(o["id"])),
+    ],
+)
+def test_operators_along_references(
+    news_store: tuple[Any, FakeEmbedder], where: list[str], test: Any
+) -> None:
+    expected = articles_where(lambda m: any(test(ORG_BY_ID[i]) for i in mentioned_orgs(m)))
+    assert expected
+    assert found_in(news_store, None, where) == expected
+
+
+def _suppliers_of(org_id: str) -> set[str]:
+    return {o["id"] for o in ORGS if org_id in o["supplier_of"]}
+
+
+def test_where_any_mixes_paths_and_fields(news_store: tuple[Any, FakeEmbedder]) -> None:
+    found = found_in(news_store, None, any_of=["mentions.country=Japan", "tags=recall"])
+    assert found == articles_where(
+        lambda m: (
+            "recall" in m["tags"]
+            or any(ORG_BY_ID[i]["country"] == "Japan" for i in mentioned_orgs(m))
+        )
+    )
 
 
 # --- the real server ------------------------------------------------------------------------
@@ -378,93 +522,6 @@ def doc_ids(out: Any) -> set[str]:
 
 def search(capsys: pytest.CaptureFixture[str], name: str, *args: str) -> set[str]:
     return doc_ids(run_json(capsys, "search", *args, "-c", name, "-k", "200", "--no-stitch"))
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize("query", [None, "remote work policy", "远程办公政策"])
-def test_rod_johnson_boards_that_announced_remote_work(
-    news: str, capsys: pytest.CaptureFixture[str], query: str | None
-) -> None:
-    args = ["--latest"] if query is None else [query]
-    found = search(
-        capsys,
-        news,
-        *args,
-        "--where",
-        'mentions.board_member.name="Rod Johnson"',
-        "--where",
-        "tags=remote-work",
-    )
-    assert found == ROD_REMOTE_WORK
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize("query", [None, "employee happiness", "裁员"])
-def test_negative_news_about_companies_in_france(
-    news: str, capsys: pytest.CaptureFixture[str], query: str | None
-) -> None:
-    args = ["--latest"] if query is None else [query]
-    found = search(capsys, news, *args, "-w", "mentions.country=france", "-w", "sentiment<-0.5")
-    assert found == FRANCE_NEGATIVE
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize("supplier", ["Hyundai", "现代汽车", "Hyundai Motor"])
-def test_news_about_suppliers_of_hyundai(
-    news: str, capsys: pytest.CaptureFixture[str], supplier: str
-) -> None:
-    found = search(capsys, news, "--latest", "-w", f"mentions.supplier_of.name={supplier}")
-    assert found == HYUNDAI_SUPPLIER_NEWS
-    narrowed = search(
-        capsys, news, "supply chain problems", "-w", f"mentions.supplier_of={supplier}",
-        "-w", "tags=supply-chain",
-    )  # fmt: skip
-    assert narrowed == HYUNDAI_SUPPLY_CHAIN
-
-
-ORG_BY_ID = {o["id"]: o for o in ORGS}
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize(
-    ("where", "test"),
-    [
-        (["mentions.country=France,Germany"], lambda o: o["country"] in ("France", "Germany")),
-        (["mentions.name~motor"], lambda o: o["id"] in ("hyundai-motor", "kestrel-motors")),
-        (["mentions.city=paris"], lambda o: o["city"] == "Paris"),
-        (["mentions.industry=auto parts"], lambda o: o["industry"] == "auto parts"),
-        (
-            ["mentions.investor=Harbor Pine"],
-            lambda o: o["id"] in ORG_BY_ID["harbor-pine"]["invested_in"],
-        ),
-        (["mentions.supplier.name=Sorel"], lambda o: "sorel-composites" in _suppliers_of(o["id"])),
-    ],
-)
-def test_operators_along_references(
-    news: str, capsys: pytest.CaptureFixture[str], where: list[str], test: Any
-) -> None:
-    args = [a for w in where for a in ("-w", w)]
-    expected = articles_where(lambda m: any(test(ORG_BY_ID[i]) for i in mentioned_orgs(m)))
-    assert expected
-    assert search(capsys, news, "--latest", *args) == expected
-
-
-def _suppliers_of(org_id: str) -> set[str]:
-    return {o["id"] for o in ORGS if org_id in o["supplier_of"]}
-
-
-@pytest.mark.integration
-def test_where_any_mixes_paths_and_fields(news: str, capsys: pytest.CaptureFixture[str]) -> None:
-    found = search(
-        capsys, news, "--latest", "--where-any", "mentions.country=Japan", "--where-any",
-        "tags=recall",
-    )  # fmt: skip
-    assert found == articles_where(
-        lambda m: (
-            "recall" in m["tags"]
-            or any(ORG_BY_ID[i]["country"] == "Japan" for i in mentioned_orgs(m))
-        )
-    )
 
 
 @pytest.mark.integration

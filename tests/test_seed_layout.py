@@ -29,8 +29,11 @@ from stitcher.foreign.chains import (
     overlap_length,
     reconstruct,
 )
+from stitcher.models import CollectionSettings
 from stitcher.seed_layout import adopt, detect_layout, doc_id_for_source, seed_search
 from stitcher.sentences import is_sentence_end, is_sentence_start
+from stitcher.store.memory import MemoryStore
+from stitcher.store.weaviate import WeaviateStore
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 CORPUS_FILES = ("zh_tea_cultivation.txt", "en_bird_migration.txt", "en_fieldnote_sync_manual.md")
@@ -266,6 +269,19 @@ def their_index(weaviate_client: Any, corpus: Path, embeddings: Any) -> Iterator
     weaviate_client.collections.delete(name)
 
 
+@pytest.fixture(
+    scope="module", params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)]
+)
+def seed_store(request: pytest.FixtureRequest, corpus: Path, embeddings: Any) -> Any:
+    """The seed-layout collection in each store: seed search runs on both."""
+    if request.param == "memory":
+        store = MemoryStore("TheirIndex")
+        store.load_seed(seed_objects(corpus, embeddings))
+        return store
+    client = request.getfixturevalue("weaviate_client")
+    return WeaviateStore(client, request.getfixturevalue("their_index"))
+
+
 def file_text(source: str) -> str:
     return Path(source).read_text(encoding="utf-8")
 
@@ -282,7 +298,6 @@ def locate(whole: str, piece: str) -> tuple[int, int]:
 
 def test_detect_layout(weaviate_client: Any, their_index: str) -> None:
     from stitcher.models import CollectionSettings
-    from stitcher.store.weaviate import WeaviateStore
 
     assert detect_layout(weaviate_client, their_index) == "seed"
     ours = WeaviateStore(weaviate_client, "OursForLayout")
@@ -309,7 +324,7 @@ def test_detect_layout(weaviate_client: Any, their_index: str) -> None:
     "file_name", ["zh_tea_cultivation.txt", "en_bird_migration.txt"], ids=["zh", "en"]
 )
 def test_seed_search_returns_whole_sentences_both_ways_without_repeated_overlap(
-    weaviate_client: Any, their_index: str, corpus: Path, embeddings: Any, file_name: str
+    seed_store: Any, corpus: Path, embeddings: Any, file_name: str
 ) -> None:
     text = (corpus / file_name).read_text(encoding="utf-8")
 
@@ -327,7 +342,11 @@ def test_seed_search_returns_whole_sentences_both_ways_without_repeated_overlap(
     chunk_start, chunk_end = locate(text, chunk)
     query = chunk[len(chunk) // 3 : 2 * len(chunk) // 3]
     result = seed_search(
-        weaviate_client, their_index, query, embeddings.embed_query(query), limit=3, alpha=0.5
+        seed_store,
+        query,
+        embeddings.embed_query(query),
+        limit=3,
+        alpha=0.5,
     )
     assert result.extra["layout"] == "seed"
     assert 2 <= result.round_trips <= 3
@@ -345,19 +364,17 @@ def test_seed_search_returns_whole_sentences_both_ways_without_repeated_overlap(
     assert starts_mid
 
 
-def test_seed_search_respects_the_round_trip_cap(
-    weaviate_client: Any, their_index: str, embeddings: Any
-) -> None:
+def test_seed_search_respects_the_round_trip_cap(seed_store: Any, embeddings: Any) -> None:
     query = "Birds seem to use several compasses at once"
     vector = embeddings.embed_query(query)
-    capped = seed_search(weaviate_client, their_index, query, vector, max_round_trips=1)
+    capped = seed_search(seed_store, query, vector, max_round_trips=1)
     assert capped.round_trips == 1 and capped.extra["hops"] == 0
     # Without neighbours a side cut mid-sentence cannot be completed: the passages say so.
     assert any(p.truncated for p in capped.passages)
-    full = seed_search(weaviate_client, their_index, query, vector)
+    full = seed_search(seed_store, query, vector)
     assert full.round_trips <= 3
     assert not any(p.truncated for p in full.passages)
-    raw = seed_search(weaviate_client, their_index, query, vector, stitch=False, limit=2)
+    raw = seed_search(seed_store, query, vector, stitch=False, limit=2)
     assert raw.round_trips == 1 and len(raw.passages) == 2
 
 
@@ -395,52 +412,71 @@ def test_the_seeds_own_loop_repeats_the_overlap(
 # -- adopt -----------------------------------------------------------------------------------------
 
 
-def stored_by_text(client: Any, name: str) -> dict[str, list[float]]:
-    from stitcher.foreign.seed_search import to_seed_object
+def stored_by_text(store: Any) -> dict[str, list[float]]:
+    return {o.text.strip(): o.vector or [] for o in store.seed_objects()}
 
-    objects = [
-        to_seed_object(o, with_vector=True)
-        for o in client.collections.use(name).iterator(include_vector=True)
+
+def seed_objects(corpus: Path, embeddings: Any) -> list[SeedObject]:
+    """What `make_seed_collection` stores, made without a server: the seed's splitter, its
+    `parent_id` chain across all documents, the same embeddings (ids deterministic here)."""
+    from langchain_core.documents import Document
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    docs = [
+        Document(page_content=path.read_text(encoding="utf-8"), metadata={"source": str(path)})
+        for path in sorted(corpus.iterdir())
     ]
-    return {o.text.strip(): o.vector or [] for o in objects}
+    docs = RecursiveCharacterTextSplitter(chunk_size=250, chunk_overlap=50).split_documents(docs)
+    vectors = embeddings.embed_documents([doc.page_content for doc in docs])
+    objects, parent = [], None
+    for index, (doc, vector) in enumerate(zip(docs, vectors, strict=True)):
+        object_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"seed|{index}"))
+        objects.append(SeedObject(object_id, doc.page_content, str(doc.metadata["source"]),
+                                  parent, {}, list(vector)))  # fmt: skip
+        parent = object_id
+    return objects
 
 
-@pytest.fixture()
-def adoptable(weaviate_client: Any, corpus: Path, embeddings: Any) -> Iterator[str]:
+@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
+def adoptable(request: pytest.FixtureRequest, corpus: Path, embeddings: Any) -> Iterator[Any]:
+    """A seed-layout collection in each store, made from the corpus the seed's way."""
     name = "TheirAdoptable"
-    make_seed_collection(weaviate_client, name, corpus, embeddings)
-    yield name
+    if request.param == "memory":
+        store = MemoryStore(name)
+        store.load_seed(seed_objects(corpus, embeddings))
+        yield store
+        return
+    client = request.getfixturevalue("weaviate_client")
+    make_seed_collection(client, name, corpus, embeddings)
+    yield WeaviateStore(client, name)
     for leftover in (name, name + "_StitcherAdopt"):
-        if weaviate_client.collections.exists(leftover):
-            weaviate_client.collections.delete(leftover)
+        if client.collections.exists(leftover):
+            client.collections.delete(leftover)
 
 
-def test_adopt_then_ingest_takes_over_and_reuses_vectors(
-    weaviate_client: Any, adoptable: str, corpus: Path
-) -> None:
+def test_adopt_then_ingest_takes_over_and_reuses_vectors(adoptable: Any, corpus: Path) -> None:
     from stitcher.chunking import split
     from stitcher.embed import document_embedder, resolve_model
     from stitcher.ids import chunk_hash
     from stitcher.ingest import ingest
     from stitcher.loaders import discover, load
-    from stitcher.store.weaviate import WeaviateStore
 
-    before = stored_by_text(weaviate_client, adoptable)
-    report = adopt(weaviate_client, adoptable, root=corpus)
+    store = adoptable
+    before = stored_by_text(store)
+    report = adopt(store, root=corpus)
 
-    assert detect_layout(weaviate_client, adoptable) == "stitcher"
-    assert not weaviate_client.collections.exists(adoptable + "_StitcherAdopt")
+    assert store.layout() == "stitcher"
+    assert not store.sibling(store.name + "_StitcherAdopt").exists()
     assert report.objects_read == report.objects_written == len(before)
     assert report.documents == len(CORPUS_FILES)
-    after = stored_by_text(weaviate_client, adoptable)
+    after = stored_by_text(store)
     assert after.keys() == before.keys()
     for text, vector in before.items():
         assert after[text] == pytest.approx(vector, abs=1e-6)
 
-    store = WeaviateStore(weaviate_client, adoptable)
     documents = store.documents()
     assert sorted(documents) == sorted(f"corpus/{name}" for name in CORPUS_FILES)
-    ids = [str(o.uuid) for o in weaviate_client.collections.use(adoptable).iterator()]
+    ids = [o.id for o in store.seed_objects([], vectors=False)]
     adopted_hashes = {r.chunk_hash for r in store.fetch(ids)}
 
     # What a re-ingest must embed: exactly the chunks whose text the adopted ones do not have.
@@ -462,18 +498,34 @@ def test_adopt_then_ingest_takes_over_and_reuses_vectors(
 
 def test_adopt_refuses_what_it_cannot_adopt(weaviate_client: Any, their_index: str) -> None:
     with pytest.raises(CollectionMissing):
-        adopt(weaviate_client, "NoSuchCollection")
+        adopt(WeaviateStore(weaviate_client, "NoSuchCollection"))
     with pytest.raises(UsageError, match="does not lie under root"):
-        adopt(weaviate_client, their_index, root=Path("/nowhere/else"))
+        adopt(WeaviateStore(weaviate_client, their_index), root=Path("/nowhere/else"))
     assert detect_layout(weaviate_client, their_index) == "seed"  # untouched
 
 
+def test_adopt_refuses_the_same_on_the_memory_store(corpus: Path, embeddings: Any) -> None:
+    with pytest.raises(CollectionMissing):
+        adopt(MemoryStore("NoSuchCollection"))
+    seed = MemoryStore("Theirs")
+    seed.load_seed(seed_objects(corpus, embeddings))
+    with pytest.raises(UsageError, match="does not lie under root"):
+        adopt(seed, root=Path("/nowhere/else"))
+    assert seed.layout() == "seed"  # untouched
+    ours = MemoryStore("Ours")
+    ours.create(CollectionSettings("m", 3, 250, 50))
+    with pytest.raises(UsageError, match="already in stitcher's layout"):
+        adopt(ours)
+
+
 def test_an_interrupted_adopt_is_finished_without_loss(
-    weaviate_client: Any, adoptable: str, corpus: Path, monkeypatch: pytest.MonkeyPatch
+    adoptable: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import stitcher.foreign.adopt as adopt_module
 
-    before = stored_by_text(weaviate_client, adoptable)
+    store = adoptable
+    copy = store.sibling(store.name + "_StitcherAdopt")
+    before = stored_by_text(store)
 
     def crash(*args: Any, **kwargs: Any) -> None:
         raise WriteFailed("simulated crash after the original was deleted")
@@ -481,18 +533,18 @@ def test_an_interrupted_adopt_is_finished_without_loss(
     with monkeypatch.context() as patch:
         patch.setattr(adopt_module, "_write_and_verify_final", crash)
         with pytest.raises(WriteFailed):
-            adopt(weaviate_client, adoptable, root=corpus)
+            adopt(store, root=corpus)
     # The original is gone, the verified copy holds everything.
-    assert not weaviate_client.collections.exists(adoptable)
-    assert stored_by_text(weaviate_client, adoptable + "_StitcherAdopt").keys() == before.keys()
+    assert not store.exists()
+    assert stored_by_text(copy).keys() == before.keys()
 
-    report = adopt(weaviate_client, adoptable, root=corpus)
+    report = adopt(store, root=corpus)
     assert report.resumed
-    after = stored_by_text(weaviate_client, adoptable)
+    after = stored_by_text(store)
     assert after.keys() == before.keys()
     for text, vector in before.items():
         assert after[text] == pytest.approx(vector, abs=1e-6)
-    assert not weaviate_client.collections.exists(adoptable + "_StitcherAdopt")
+    assert not copy.exists()
 
 
 def test_cli_searches_a_seed_collection_then_adopts_it(

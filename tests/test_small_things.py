@@ -18,6 +18,7 @@ import pytest
 
 from stitcher.errors import UsageError
 from stitcher.seed_layout import doc_id_for_source
+from stitcher.store.weaviate import WeaviateStore
 from tests.test_exit_codes import run_stitcher, script_environment
 from tests.test_seed_layout import CORPUS_FILES, SAMPLES, langchain_embeddings, make_seed_collection
 
@@ -146,7 +147,9 @@ def test_seed_layout_took_ms_counts_the_embedding(
         now[0] += 2.5  # seconds
         return embedder.embed_query(text)
 
-    result = module.seed_search(weaviate_client, seed_collection, QUERIES[0], slow_embedding)
+    result = module.seed_search(
+        WeaviateStore(weaviate_client, seed_collection), QUERIES[0], slow_embedding
+    )
     assert result.passages
     assert result.took_ms == pytest.approx(2500.0)
 

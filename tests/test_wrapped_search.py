@@ -19,6 +19,7 @@ import pytest
 from test_seed_layout import langchain_embeddings, make_seed_collection, squeeze
 
 from stitcher.models import Passage
+from stitcher.store.weaviate import WeaviateStore
 
 RAGGED = (
     "The Merrow lighthouse stands on a rock two miles off the cape.\n\n"
@@ -105,7 +106,6 @@ def assert_cut_by_chunks(chunk_texts: list[str], sentence: str) -> None:
 def ingested(weaviate_client: Any, corpus: Path) -> Iterator[Any]:
     from stitcher.embed import document_embedder, resolve_model
     from stitcher.ingest import ingest
-    from stitcher.store.weaviate import WeaviateStore
 
     store = WeaviateStore(weaviate_client, "WrappedOurs")
     if weaviate_client.collections.exists("WrappedOurs"):
@@ -154,11 +154,10 @@ def seed_collection(weaviate_client: Any, corpus: Path, embeddings: Any) -> Iter
 @pytest.fixture(scope="module")
 def adopted(weaviate_client: Any, corpus: Path, embeddings: Any) -> Iterator[Any]:
     from stitcher.seed_layout import adopt
-    from stitcher.store.weaviate import WeaviateStore
 
     name = "WrappedAdopted"
     make_seed_collection(weaviate_client, name, corpus, embeddings)
-    adopt(weaviate_client, name, root=corpus)
+    adopt(WeaviateStore(weaviate_client, name), root=corpus)
     yield WeaviateStore(weaviate_client, name)
     for leftover in (name, name + "_StitcherAdopt"):
         if weaviate_client.collections.exists(leftover):
@@ -173,7 +172,10 @@ def test_seed_layout_collection(
 
     assert_cut_by_chunks(stored_texts(weaviate_client, seed_collection), sentence)
     result = seed_search(
-        weaviate_client, seed_collection, query, embeddings.embed_query(query), limit=3
+        WeaviateStore(weaviate_client, seed_collection),
+        query,
+        embeddings.embed_query(query),
+        limit=3,
     )
     passage = assert_whole(result.passages, sentence)
     assert "\n" in passage.text  # the seed stores the file's line breaks

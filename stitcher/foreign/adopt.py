@@ -24,7 +24,6 @@ identical to an adopted one, embeds only the rest, and then deletes the adopted 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -35,10 +34,9 @@ from typing import Any, Protocol
 from stitcher.embed import resolve_model
 from stitcher.errors import StitcherError, UsageError, WriteFailed, setting
 from stitcher.foreign.chains import Reconstruction, SeedObject, chains, reconstruct
-from stitcher.foreign.seed_search import to_seed_object
-from stitcher.ids import canonical_collection_name, chunk_hash, chunk_uuid
+from stitcher.ids import chunk_hash, chunk_uuid
 from stitcher.models import ChunkRecord, CollectionSettings, sha256_hex
-from stitcher.store.weaviate import WeaviateStore, detect_layout
+from stitcher.store.base import ChunkStore
 
 #: Suffix of the temporary collection that holds the verified copy while the original is
 #: recreated.
@@ -183,8 +181,7 @@ def doc_id_for_source(source: str, root: Path | None, cwd: Path | None = None) -
 
 
 def adopt(
-    client: Any,
-    collection: str,
+    store: ChunkStore,
     *,
     root: Path | None = None,
     model_name: str | None = None,
@@ -196,8 +193,8 @@ def adopt(
     """Rewrite a seed-layout collection in place into stitcher's layout, keeping its vectors.
 
     Args:
-        client: A connected `weaviate.WeaviateClient`.
-        collection: The seed-layout collection; it keeps its name.
+        store: The seed-layout collection (any ChunkStore: `WeaviateStore(client, name)`);
+            it keeps its name.
         root: The directory the seed loaded its files from, i.e. the one to give `stitcher
             ingest` later; document ids are derived from each object's `source` relative to it
             (see `doc_id_for_source`). None keeps `source` as the document id.
@@ -219,20 +216,20 @@ def adopt(
     """
     started = time.monotonic()
     say = progress or _SilentProgress()
-    name = canonical_collection_name(collection)
+    name = store.name
     temporary = name + TEMPORARY_SUFFIX
     report = AdoptReport(collection=name, temporary=temporary)
-    collections = client.collections
+    copy = store.sibling(temporary)
 
-    if collections.exists(temporary):
-        original_layout = detect_layout(client, name) if collections.exists(name) else None
-        marker = _marker(client, temporary)
+    if copy.exists():
+        original_layout = store.layout() if store.exists() else None
+        marker = copy.marker(MARKER_KEY)
         if original_layout == "seed":
             say.step(f"removing {temporary}, left over from an interrupted adopt")
-            collections.delete(temporary)
+            copy.drop()
         elif marker.get("verified") and original_layout in (None, "stitcher"):
             say.step(f"finishing an interrupted adopt from {temporary}")
-            _finish_from_temporary(client, name, temporary, marker, report, say)
+            _finish_from_temporary(store, copy, marker, report, say)
             report.resumed = True
             report.seconds = time.monotonic() - started
             return report
@@ -243,7 +240,7 @@ def adopt(
                 "before deleting either"
             )
 
-    layout = detect_layout(client, name)
+    layout = store.layout()
     if layout == "stitcher":
         raise UsageError(f"collection {name!r} is already in stitcher's layout: nothing to adopt")
     if layout == "unknown":
@@ -253,7 +250,7 @@ def adopt(
         )
 
     say.step(f"reading {name}")
-    objects = _read_all(client, name)
+    objects = _read_all(store)
     report.objects_read = len(objects)
     model = resolve_model(model_name).name
     plan = _plan(name, objects, root, cwd, report)
@@ -266,14 +263,14 @@ def adopt(
     report.model = model
 
     say.step(f"writing {len(plan.records)} chunks to {temporary}")
-    _write_copy(client, temporary, settings, plan)
-    _verify(client, temporary, plan)
-    _set_marker(client, temporary, {"from": name, "objects": len(plan.records), "verified": True})
+    _write_copy(copy, settings, plan)
+    _verify(copy, plan)
+    copy.set_marker(MARKER_KEY, {"from": name, "objects": len(plan.records), "verified": True})
 
     say.step(f"replacing {name} with the verified copy")
-    collections.delete(name)
-    _write_and_verify_final(client, name, temporary, settings, plan)
-    collections.delete(temporary)
+    store.drop()
+    _write_and_verify_final(store, temporary, settings, plan)
+    copy.drop()
     report.objects_written = len(plan.records)
     report.seconds = time.monotonic() - started
     return report
@@ -282,18 +279,10 @@ def adopt(
 # -- reading and planning ------------------------------------------------------------------------
 
 
-def _read_all(client: Any, name: str) -> list[SeedObject]:
-    handle = client.collections.use(name)
-
-    def listing(_count: int) -> tuple[list[SeedObject], int]:
-        found = [
-            to_seed_object(obj, with_vector=True)
-            for obj in handle.iterator(include_vector=True, cache_size=1000)
-        ]
-        return found, len(found)
-
-    # A cursor lists one replica's copy; the store checks it against every replica's count.
-    objects = WeaviateStore(client, name).listed_whole(f"reading {name}", listing)
+def _read_all(store: ChunkStore) -> list[SeedObject]:
+    name = store.name
+    # Complete or not at all (on Weaviate checked against every replica's count).
+    objects = store.seed_objects()
     missing = [obj.id for obj in objects if not obj.vector]
     if missing:
         raise UsageError(
@@ -369,8 +358,8 @@ def _plan(
 # -- writing and verifying -----------------------------------------------------------------------
 
 
-def _write_copy(client: Any, name: str, settings: CollectionSettings, plan: _Plan) -> None:
-    store = WeaviateStore(client, name)
+def _write_copy(store: ChunkStore, settings: CollectionSettings, plan: _Plan) -> None:
+    name = store.name
     if not store.exists():
         store.create(settings)
     failures = store.write(plan.records, plan.vectors)
@@ -381,25 +370,12 @@ def _write_copy(client: Any, name: str, settings: CollectionSettings, plan: _Pla
         )
 
 
-def _verify(client: Any, name: str, plan: _Plan) -> None:
+def _verify(store: ChunkStore, plan: _Plan) -> None:
     """Every planned object is stored with its text and vector, and nothing else is."""
-    handle = client.collections.use(name)
-
-    def listing(_count: int) -> tuple[dict[str, SeedObject], int]:
-        found = {
-            obj.id: obj
-            for obj in (
-                to_seed_object(o, with_vector=True)
-                for o in handle.iterator(
-                    include_vector=True, return_properties=["text"], cache_size=1000
-                )
-            )
-        }
-        return found, len(found)
-
+    name = store.name
     # Read back through the node that wrote: on a cluster its own commit may still be in flight
     # when QUORUM was reached, so the listing is retried until it agrees with the replicas.
-    stored = WeaviateStore(client, name).listed_whole(f"verifying {name}", listing)
+    stored = {obj.id: obj for obj in store.seed_objects(["text"])}
     problems: list[str] = []
     if len(stored) != len(plan.records):
         problems.append(f"{len(stored)} objects instead of {len(plan.records)}")
@@ -427,11 +403,11 @@ def _same_vector(a: Sequence[float] | None, b: Sequence[float]) -> bool:
 
 
 def _write_and_verify_final(
-    client: Any, name: str, temporary: str, settings: CollectionSettings, plan: _Plan
+    store: ChunkStore, temporary: str, settings: CollectionSettings, plan: _Plan
 ) -> None:
     try:
-        _write_copy(client, name, settings, plan)
-        _verify(client, name, plan)
+        _write_copy(store, settings, plan)
+        _verify(store, plan)
     except StitcherError as error:
         raise WriteFailed(
             f"{error.unworded} — nothing is lost: the verified copy is in collection "
@@ -440,58 +416,29 @@ def _write_and_verify_final(
 
 
 def _finish_from_temporary(
-    client: Any,
-    name: str,
-    temporary: str,
+    store: ChunkStore,
+    copy: ChunkStore,
     marker: dict[str, Any],
     report: AdoptReport,
     say: AdoptProgress,
 ) -> None:
     """Step 3 of an adopt whose original was already deleted (or partly recreated)."""
-    store = WeaviateStore(client, temporary)
-    settings = store.settings()
+    name, temporary = store.name, copy.name
+    settings = copy.settings()
     if settings is None:
         raise StitcherError(f"collection {temporary!r} has no stitcher settings: inspect it")
-    handle = client.collections.use(temporary)
-    vectors: dict[str, list[float]] = {}
-    for obj in handle.iterator(include_vector=True, return_properties=[], cache_size=1000):
-        seed = _vector_only(obj)
-        vectors[seed[0]] = seed[1]
+    vectors = {obj.id: list(obj.vector or []) for obj in copy.seed_objects([])}
     if len(vectors) != int(marker.get("objects", -1)):
         raise StitcherError(
             f"collection {temporary!r} holds {len(vectors)} objects, not the "
             f"{marker.get('objects')} it was verified with: inspect it before deleting anything"
         )
-    records = sorted(store.fetch(list(vectors)), key=lambda r: (r.doc_id, r.chunk_index))
+    records = sorted(copy.fetch(list(vectors)), key=lambda r: (r.doc_id, r.chunk_index))
     plan = _Plan(records, [vectors[r.id] for r in records])
-    _write_and_verify_final(client, name, temporary, settings, plan)
-    client.collections.delete(temporary)
+    _write_and_verify_final(store, temporary, settings, plan)
+    copy.drop()
     report.objects_read = report.objects_written = len(records)
     report.documents = len({r.doc_id for r in records})
     report.dimension = settings.dimension
     report.model = settings.model
     say.step(f"{name} restored from {temporary}")
-
-
-def _vector_only(obj: Any) -> tuple[str, list[float]]:
-    vectors = obj.vector
-    raw = vectors.get("default") if isinstance(vectors, dict) else None
-    if raw is None and isinstance(vectors, dict) and vectors:
-        raw = next(iter(vectors.values()))
-    return str(obj.uuid), [float(x) for x in raw or []]
-
-
-def _marker(client: Any, name: str) -> dict[str, Any]:
-    description = client.collections.use(name).config.get().description
-    try:
-        marker = json.loads(description or "{}").get(MARKER_KEY)
-    except (ValueError, AttributeError):
-        return {}
-    return marker if isinstance(marker, dict) else {}
-
-
-def _set_marker(client: Any, name: str, marker: dict[str, Any]) -> None:
-    handle = client.collections.use(name)
-    payload = json.loads(handle.config.get().description or "{}")
-    payload[MARKER_KEY] = marker
-    handle.config.update(description=json.dumps(payload, sort_keys=True))

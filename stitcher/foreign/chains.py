@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+# SeedObject lives with the other records so that the stores can hand one out.
+from stitcher.models import SeedObject
 
 #: An overlap at least this long is trusted whatever surrounds it; shorter ones must start and
 #: end where the seed's splitter cuts (at whitespace) and hold a word, else a chance match like
@@ -47,22 +49,6 @@ _ENDS_BLOCK = re.compile(r"(?:[.!?。！？…][\"'”’」』)）\]】》]*|^\
 _STARTS_BLOCK = re.compile(
     r"^(?:#{1,6}\s|\||[-*+•]\s|\d{1,3}[.)、]\s?|`{3}|[-=*_]{3,}$|<[A-Za-z!/])"
 )
-
-
-@dataclass(frozen=True)
-class SeedObject:
-    """One object of a seed-layout collection.
-
-    `extra` holds the other properties LangChain stored from the document's metadata (e.g.
-    `page` from a PDF loader); `vector` is filled only when it was read (adopt).
-    """
-
-    id: str
-    text: str
-    source: str
-    parent_id: str | None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    vector: list[float] | None = None
 
 
 @dataclass(frozen=True)

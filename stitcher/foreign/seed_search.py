@@ -16,7 +16,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MAX_EXTEND
 from stitcher.errors import CollectionMissing, UsageError, setting
@@ -24,10 +23,13 @@ from stitcher.foreign.chains import Reconstruction, SeedObject, reconstruct
 from stitcher.models import ChunkRecord, Hit, Passage
 from stitcher.search import CANDIDATES_PER_RESULT, SearchOptions, SearchResult
 from stitcher.stitch import BOUND_MARGIN, Scored, Span, raw_passage, stitch, to_passages
-from stitcher.store.weaviate import parse_explain, weaviate_fusion
+from stitcher.store.base import ChunkStore
 
-# weaviate is imported inside the functions that query it, as in stitcher.store.weaviate: the
-# client costs about a second to import, which nothing but a query should pay.
+# The store asks the server (ChunkStore.seed_hybrid, seed_hop); to_seed_object is kept importable
+# from here, where it lived before the store took the reading over.
+from stitcher.store.weaviate import to_seed_object
+
+__all__ = ["DEFAULT_ROUND_TRIPS", "Neighbourhood", "seed_search", "to_seed_object"]
 
 #: Default cap on server requests per query: the hybrid query plus two hops of neighbours.
 #: With 250-character chunks two hops reach ~400 characters on each side, past the default
@@ -38,13 +40,6 @@ DEFAULT_ROUND_TRIPS = 3
 #: treats offset 0 as the document's first character, so a run that begins mid-document must not
 #: start there.
 _MID_DOCUMENT = 1
-
-#: Objects asked for per hop at most; a hop needs at most two per open chain end.
-_MAX_FETCH = 10_000
-
-TEXT_KEY = "text"
-SOURCE_KEY = "source"
-PARENT_KEY = "parent_id"
 
 
 @dataclass(frozen=True)
@@ -59,33 +54,8 @@ class _Run:
     last_open: bool  # ... or after its last chunk
 
 
-def to_seed_object(obj: Any, *, with_vector: bool = False) -> SeedObject:
-    """A `SeedObject` from a weaviate-client result object of a seed-layout collection."""
-    properties = dict(obj.properties or {})
-    text = properties.pop(TEXT_KEY, None)
-    source = properties.pop(SOURCE_KEY, None)
-    parent = properties.pop(PARENT_KEY, None)
-    vector = None
-    if with_vector:
-        vectors = obj.vector
-        if isinstance(vectors, dict) and vectors:
-            raw = vectors.get("default")
-            if raw is None:
-                raw = next(iter(vectors.values()))
-            vector = [float(x) for x in raw]
-    return SeedObject(
-        id=str(obj.uuid),
-        text=str(text or ""),
-        source=str(source or ""),
-        parent_id=str(parent) if parent else None,
-        extra={k: v for k, v in properties.items() if v is not None},
-        vector=vector,
-    )
-
-
 def seed_search(
-    client: Any,
-    collection: str,
+    store: ChunkStore,
     query: str,
     vector: Sequence[float] | Callable[[str], Sequence[float]],
     *,
@@ -100,8 +70,8 @@ def seed_search(
     """Hybrid search on a seed-layout collection; hits come back as whole sentences.
 
     Args:
-        client: A connected `weaviate.WeaviateClient`.
-        collection: The seed-layout collection (see `stitcher.seed_layout.detect_layout`).
+        store: The seed-layout collection (see `stitcher.seed_layout.detect_layout`), e.g.
+            `WeaviateStore(client, name)`.
         query: The query as the user typed it (shown in the result).
         vector: The query's embedding, from the model the collection was embedded with, or the
             function that embeds it (then embedding counts in `took_ms`, as in stitcher.search).
@@ -123,35 +93,25 @@ def seed_search(
         UsageError: Empty query or an option out of range.
         CollectionMissing: The collection does not exist.
     """
-    from weaviate.classes.query import MetadataQuery
-
     if not query.strip():
         raise UsageError("the query is empty")
     # The same bounds as a search of stitcher's own layout, in the same words.
     SearchOptions(limit=limit, alpha=alpha, fusion=fusion, max_extend=max_extend).validate()
     if max_round_trips < 1:
         raise UsageError("the round-trip cap must be at least 1")
-    _require(client, collection)
+    _require(store)
 
     started = time.perf_counter()
     query_vector = list(vector(query) if callable(vector) else vector)
-    handle = client.collections.use(collection)
-    result = handle.query.hybrid(
-        query=keyword if keyword is not None else query,
-        vector=query_vector,
-        alpha=alpha,
-        fusion_type=weaviate_fusion(fusion),
-        query_properties=[TEXT_KEY],
+    found = store.seed_hybrid(
+        keyword if keyword is not None else query,
+        query_vector,
         limit=limit * (CANDIDATES_PER_RESULT if stitch else 1),
-        return_metadata=MetadataQuery(score=True, explain_score=True),
+        alpha=alpha,
+        fusion=fusion,
     )
     round_trips = 1
-    scored: list[tuple[SeedObject, Hit]] = []
-    for obj in result.objects:
-        seed = to_seed_object(obj)
-        explain = parse_explain(obj.metadata.explain_score or "", alpha, fusion)
-        record = _plain_record(seed)
-        scored.append((seed, Hit(record, float(obj.metadata.score or 0.0), explain)))
+    scored = [(seed, Hit(_plain_record(seed), score, explain)) for seed, score, explain in found]
 
     hops = 0
     if stitch and scored:
@@ -160,7 +120,7 @@ def seed_search(
             want_parents, want_children = neighbourhood.open_ends(max_extend)
             if not want_parents and not want_children:
                 break
-            fetched = _fetch_hop(handle, want_parents, want_children)
+            fetched = store.seed_hop(want_parents, want_children)
             round_trips += 1
             hops += 1
             neighbourhood.add_hop(fetched, want_parents, want_children)
@@ -177,29 +137,11 @@ def seed_search(
     )
 
 
-def _require(client: Any, collection: str) -> None:
-    if not client.collections.exists(collection):
+def _require(store: ChunkStore) -> None:
+    if not store.exists():
         raise CollectionMissing(
-            f"collection {collection!r} does not exist on the server; check {setting('collection')}"
+            f"collection {store.name!r} does not exist on the server; check {setting('collection')}"
         )
-
-
-def _fetch_hop(handle: Any, parent_ids: Sequence[str], child_of: Sequence[str]) -> list[SeedObject]:
-    """One request: the objects with these ids, and the objects whose parent is one of these."""
-    from weaviate.classes.query import Filter
-
-    clauses = []
-    if parent_ids:
-        clauses.append(Filter.by_id().contains_any(list(parent_ids)))
-    if child_of:
-        # parent_id is word-tokenized text in the seed's auto-schema: the match is checked
-        # exactly on our side (Neighbourhood.add_hop), the limit leaves room for chance matches.
-        clauses.append(Filter.by_property(PARENT_KEY).contains_any(list(child_of)))
-    result = handle.query.fetch_objects(
-        filters=clauses[0] if len(clauses) == 1 else Filter.any_of(clauses),
-        limit=min(_MAX_FETCH, 2 * (len(parent_ids) + len(child_of)) + 10),
-    )
-    return [to_seed_object(obj) for obj in result.objects]
 
 
 def _plain_record(seed: SeedObject) -> ChunkRecord:

@@ -7,8 +7,9 @@ the name and every alias), or an attribute such as `city`, `country`, `industry`
 ends on a link means that link's `name`: `mentions.supplier_of=Hyundai`.
 
 Weaviate runs these as reference filters (`Filter.by_ref(...).by_ref(...)`, built by
-stitcher.store.wfilters.path_filter) inside the query, before ranking. Values of names and
-attributes are compared by `name_key` (case, accents and spacing do not matter); ids exactly.
+stitcher.store.wfilters.path_filter) inside the query, before ranking; the memory store runs the
+same `path_test` over its entities at query time. Values of names and attributes are compared by
+`name_key` (case, accents and spacing do not matter); ids exactly.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stitcher.errors import FilterError
-from stitcher.graph.model import KINDS, MENTIONED_KIND, references_of
+from stitcher.filters import Condition
+from stitcher.graph.model import KINDS, MENTIONED_KIND, Entity, name_key, references_of
 
 #: The first segment of every path, and the reference property chunks hold.
 MENTIONS = "mentions"
@@ -110,3 +112,62 @@ def valid_paths() -> list[str]:
     for link, target in references_of(MENTIONED_KIND).items():
         found.extend(f"{MENTIONS}.{link}.{name}" for name in fields_of(target))
     return found
+
+
+@dataclass(frozen=True)
+class PathTest:
+    """A condition on a path, checked and with its values in the form they are compared in
+    (name keys, or ids as written): what every store runs along the references.
+
+    `op` is "eq", "any", "contains" or "ne"; `values` holds one value except for "any". A chunk
+    matches when some entity the path reaches from its mentions has a matching value (for "ne":
+    some reached entity has another value, Weaviate's meaning, not "none has it").
+    """
+
+    path: RefPath
+    op: str
+    values: tuple[str, ...]
+
+
+def path_test(condition: Condition) -> PathTest:
+    """Parse and check a condition on a path (`mentions.country=France`).
+
+    Raises:
+        FilterError: Unknown path, an operator that makes no sense on it, or an empty list.
+    """
+    path = parse_path(condition.field)
+
+    def convert(value: object) -> str:
+        return str(value) if path.field == "id" else name_key(str(value))
+
+    op = condition.op
+    if op in ("eq", "contains") or (op == "ne" and path.field != "name"):
+        return PathTest(path, op, (convert(condition.value),))
+    if op == "any":
+        raw = condition.value
+        values = list(raw) if isinstance(raw, (list, tuple, set, frozenset)) else [raw]
+        if not values:
+            raise FilterError(f"filter on {condition.field!r}: 'any' needs at least one value")
+        return PathTest(path, op, tuple(convert(v) for v in values))
+    allowed = "=, ~ and a,b lists" if path.field == "name" else "=, !=, ~ and a,b lists"
+    raise FilterError(f"filter {condition.field!r}: only {allowed} work along references")
+
+
+def entity_values(entity: Entity, field: str) -> tuple[str, ...]:
+    """What a path ending on `field` compares for `entity`: its id, the name keys of its name
+    and aliases, or the name key of an attribute (none when the entity lacks it)."""
+    if field == "id":
+        return (entity.id,)
+    if field == "name":
+        return entity.keys
+    value = entity.attributes.get(field)
+    return (name_key(value),) if value else ()
+
+
+def no_links_message(field: str, collection: str) -> str:
+    """Why a path filter cannot run on a collection whose chunks link to no entities yet."""
+    return (
+        f"filter {field!r}: collection {collection or '(this one)'!r} has no links to entities "
+        "yet; run `stitcher entities load FILE` for it, then ingest documents whose front "
+        "matter lists `mentions`"
+    )

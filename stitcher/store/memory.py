@@ -26,7 +26,15 @@ from stitcher.errors import (
     setting,
 )
 from stitcher.filters import Condition, Where
-from stitcher.graph.model import KINDS, MENTIONED_KIND, Entity
+from stitcher.graph.model import KINDS, MENTIONED_KIND, Entity, build_graph
+from stitcher.graph.paths import (
+    MENTIONS,
+    PathTest,
+    entity_values,
+    is_path,
+    no_links_message,
+    path_test,
+)
 from stitcher.graph.resolve import Resolver
 from stitcher.ids import checked_tenant_name
 from stitcher.models import (
@@ -34,6 +42,7 @@ from stitcher.models import (
     CollectionSettings,
     Hit,
     ScoreExplain,
+    SeedObject,
     SpanRequest,
     StoredDocument,
     TenantInfo,
@@ -50,6 +59,7 @@ from stitcher.store.schema import (
     no_tenants,
     plan_properties,
     properties_to_record,
+    property_name,
     record_to_properties,
     resolve_field,
     some_names,
@@ -175,6 +185,8 @@ class MemoryStore:
         self._extras: dict[str, ExtraProperty] = {}
         self._dimension: int | None = None
         self._source_roots: dict[str, str] = {}
+        self._seed: dict[str, SeedObject] = {}  # a seed-layout collection's objects (load_seed)
+        self._markers: dict[str, dict[str, Any]] = {}
         self._entities = MemoryEntities(self._name)
 
     @property
@@ -275,12 +287,16 @@ class MemoryStore:
         self._extras.clear()
         self._dimension = None
         self._source_roots.clear()
+        self._seed.clear()
+        self._markers.clear()
         return existed
 
     def layout(self) -> Layout:
-        """ "stitcher" when settings were recorded; this store holds no other layout."""
+        """ "stitcher" when settings were recorded, "seed" when `load_seed` filled it."""
         self._require()
-        return "stitcher" if self._settings is not None else "unknown"
+        if self._settings is not None:
+            return "stitcher"
+        return "seed" if self._seed else "unknown"
 
     def entities(self) -> MemoryEntities:
         """The entities loaded for this collection (`MemoryEntities.load`)."""
@@ -592,11 +608,8 @@ class MemoryStore:
         return matches
 
     def _condition(self, condition: Condition) -> Predicate:
-        if "." in condition.field:
-            raise FilterError(
-                f"filter {condition.field!r} follows references to entities, which only the "
-                "Weaviate store holds; the memory store filters on chunk fields only"
-            )
+        if is_path(condition.field):
+            return self._path_condition(condition)
         name, kind = resolve_field(condition.field, self._extras)
         op = condition.op
         if op == "any":
@@ -616,6 +629,224 @@ class MemoryStore:
         if compare is None:
             raise FilterError(f"unknown filter operator {op!r}")
         return lambda p: _compare(p.get(name), value, compare)
+
+    # -- graph references (issue 14): the store protocol's reference filters ----------------
+
+    def _path_condition(self, condition: Condition) -> Predicate:
+        """A condition on a path (`mentions.country=France`), run as Weaviate runs its reference
+        filter (stitcher.store.wfilters.path_filter), but at query time: a chunk's raw
+        `mentions` resolve to organizations as its `mentions_ref` would (strictly, by name or
+        alias, against the entities loaded now, as after `stitcher entities load` re-linked
+        them), the path's links are followed, and the entities reached are compared."""
+        test = path_test(condition)  # validates the path first: its errors are clearer
+        raw = property_name(MENTIONS)
+        if not self._entities.exists(MENTIONED_KIND) or raw not in self._extras:
+            raise FilterError(no_links_message(condition.field, self._name))
+        graph = build_graph(self._entities.entities())
+        resolver = self._entities.resolver(MENTIONED_KIND)
+        matches_entity = _entity_test(test)
+        # Chunks of one document share their mentions: resolve and follow once per list.
+        answers: dict[tuple[str, ...], bool] = {}
+
+        def matches(properties: dict[str, Any]) -> bool:
+            value = properties.get(raw)
+            names = (value,) if isinstance(value, str) else tuple(value or ())
+            if names not in answers:
+                reached = {
+                    (entity.kind, entity.id)
+                    for entity in map(resolver.resolve, names)
+                    if entity is not None
+                }
+                for link in test.path.links:
+                    reached = {target for key in reached for target in graph.references[key][link]}
+                answers[names] = any(matches_entity(graph.entities[key]) for key in reached)
+            return answers[names]
+
+        return matches
+
+    # -- seed layout, markers, siblings (issue 14): what adopt and seed search need ----------
+
+    def load_seed(self, objects: Iterable[SeedObject]) -> None:
+        """Make this a collection in the seed's layout holding `objects` (as LangChain's
+        WeaviateVectorStore stores them: `text`, `source`, `parent_id`, other metadata, vector),
+        so adopt and seed search run without a server."""
+        self._created = True
+        self._server.collections[self._name] = self
+        for obj in objects:
+            self._seed[obj.id] = obj
+
+    def sibling(self, name: str) -> MemoryStore:
+        """The store of collection `name` on this store's server. Every call for one name gives
+        the same store, as every handle of one Weaviate collection sees the same data (it lists
+        among `collection_names` only once created)."""
+        canonical = name[:1].upper() + name[1:]
+        known = self._server.collections
+        return known.setdefault(canonical, MemoryStore(canonical, self._server))
+
+    def marker(self, key: str) -> dict[str, Any]:
+        """The record kept under `key`, or {}."""
+        self._require()
+        return dict(self._markers.get(key, {}))
+
+    def set_marker(self, key: str, record: Mapping[str, Any]) -> None:
+        """Keep a copy of `record` under `key`."""
+        self._require()
+        self._markers[key] = dict(record)
+
+    def seed_objects(
+        self, properties: Sequence[str] | None = None, *, vectors: bool = True
+    ) -> list[SeedObject]:
+        """Every object as stored (seed layout or stitcher's), in id order."""
+        self._require()
+        found = []
+        for object_id in sorted(self._seed):
+            obj = self._seed[object_id]
+            stored = {"text": obj.text, "source": obj.source, "parent_id": obj.parent_id}
+            found.append(_as_seed(object_id, {**stored, **obj.extra}, obj.vector, properties))
+        for object_id in sorted(self._objects):
+            stored, vector = self._objects[object_id]
+            found.append(_as_seed(object_id, stored, vector, properties))
+        if not vectors:
+            found = [replace(obj, vector=None) for obj in found]
+        return found
+
+    def seed_hybrid(
+        self, query: str, vector: list[float], *, limit: int, alpha: float, fusion: str
+    ) -> list[tuple[SeedObject, float, ScoreExplain | None]]:
+        """BM25 over the word tokens of `text` (the seed's word tokenization) and cosine
+        similarity, fused like `hybrid`."""
+        check_fusion(fusion)
+        self._require()
+        tokens = {i: _WORD_RE.findall(obj.text.lower()) for i, obj in self._seed.items()}
+        query_tokens = _WORD_RE.findall(query.lower())
+        keyword = _bm25_scores(tokens, query_tokens) if alpha < 1 else {}
+        similar = {}
+        if alpha > 0:
+            for object_id, obj in self._seed.items():
+                similar[object_id] = _cosine(vector, obj.vector or [])
+        fused = _fuse(keyword, similar, limit, alpha, fusion)
+        return [(replace(self._seed[i], vector=None), score, why) for i, score, why in fused]
+
+    def seed_hop(self, parent_ids: Sequence[str], child_of: Sequence[str]) -> list[SeedObject]:
+        """The seed objects with these ids or whose `parent_id` is one of `child_of`."""
+        self._require()
+        ids, parents = set(parent_ids), set(child_of)
+        return [
+            replace(obj, vector=None)
+            for object_id, obj in sorted(self._seed.items())
+            if object_id in ids or obj.parent_id in parents
+        ]
+
+
+def _as_seed(
+    object_id: str,
+    stored: Mapping[str, Any],
+    vector: Sequence[float] | None,
+    properties: Sequence[str] | None,
+) -> SeedObject:
+    """What Weaviate's cursor gives for one object (stitcher.store.weaviate.to_seed_object)."""
+    values = dict(stored) if properties is None else {k: stored.get(k) for k in properties}
+    text = values.pop("text", None)
+    source = values.pop("source", None)
+    parent = values.pop("parent_id", None)
+    return SeedObject(
+        id=object_id,
+        text=str(text or ""),
+        source=str(source or ""),
+        parent_id=str(parent) if parent else None,
+        extra={k: v for k, v in values.items() if v is not None},
+        vector=None if vector is None else [float(x) for x in vector],
+    )
+
+
+def _bm25_scores(documents: Mapping[str, list[str]], query_tokens: list[str]) -> dict[str, float]:
+    """BM25 with Weaviate's parameters over tokenized documents (the seed layout's `text`).
+
+    MemoryStore._bm25 does the same over `text_seg`; folding the two waits until the tenant
+    work on that method has landed (both branches touch this file).
+    """
+    if not query_tokens or not documents:
+        return {}
+    total = len(documents)
+    average_length = sum(len(tokens) for tokens in documents.values()) / total or 1.0
+    frequency: Counter[str] = Counter()
+    for tokens in documents.values():
+        frequency.update(set(tokens))
+    scores = {}
+    for object_id, tokens in documents.items():
+        counts = Counter(tokens)
+        score = 0.0
+        for token in dict.fromkeys(query_tokens):
+            tf = counts.get(token, 0)
+            if not tf:
+                continue
+            n = frequency[token]
+            idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
+            norm = _K1 * (1 - _B + _B * len(tokens) / average_length)
+            score += idf * tf * (_K1 + 1) / (tf + norm)
+        if score > 0:
+            scores[object_id] = score
+    return scores
+
+
+def _cosine(query: Sequence[float], stored: Sequence[float]) -> float:
+    if len(stored) != len(query):
+        raise UsageError(f"query vector has length {len(query)}, the collection {len(stored)}")
+    norm = (math.sqrt(sum(x * x for x in query)) or 1.0) * (
+        math.sqrt(sum(x * x for x in stored)) or 1.0
+    )
+    return sum(a * b for a, b in zip(query, stored, strict=True)) / norm
+
+
+def _fuse(
+    keyword_scores: dict[str, float],
+    vector_scores: dict[str, float],
+    limit: int,
+    alpha: float,
+    fusion: str,
+) -> list[tuple[str, float, ScoreExplain]]:
+    """Weaviate's fusion of the two sides, best first (as MemoryStore.hybrid fuses them)."""
+    keyword_side = _top(keyword_scores, max(limit, _CANDIDATES))
+    vector_side = _top(vector_scores, max(limit, _CANDIDATES))
+    if fusion == "relative":
+        keyword_terms, vector_terms = _min_max(keyword_side), _min_max(vector_side)
+    else:
+        keyword_terms = _reciprocal_ranks(keyword_side)
+        vector_terms = _reciprocal_ranks(vector_side)
+    fused = []
+    for object_id in set(keyword_terms) | set(vector_terms):
+        keyword = keyword_terms.get(object_id)
+        similar = vector_terms.get(object_id)
+        keyword_part = None if keyword is None else (1 - alpha) * keyword
+        vector_part = None if similar is None else alpha * similar
+        explain = ScoreExplain(
+            alpha=alpha,
+            fusion=fusion,
+            keyword=keyword,
+            vector=similar,
+            keyword_contribution=keyword_part,
+            vector_contribution=vector_part,
+            raw=f"memory seed {fusion}: keyword {keyword_part}, vector {vector_part}",
+        )
+        fused.append((object_id, (keyword_part or 0.0) + (vector_part or 0.0), explain))
+    fused.sort(key=lambda item: (-item[1], item[0]))
+    return fused[:limit]
+
+
+def _entity_test(test: PathTest) -> Callable[[Entity], bool]:
+    """Whether one entity a path reached matches, as Weaviate compares the property the path
+    ends on (exact on field-tokenized values; `like` on each of them)."""
+    field = test.path.field
+    if test.op == "any":
+        wanted = set(test.values)
+        return lambda entity: bool(wanted.intersection(entity_values(entity, field)))
+    (value,) = test.values
+    if test.op == "contains":
+        pattern = contains_pattern(value)
+        return lambda entity: _like("text[]", entity_values(entity, field), pattern)
+    if test.op == "ne":
+        return lambda entity: value not in entity_values(entity, field)
+    return lambda entity: value in entity_values(entity, field)
 
 
 def _sort_key(record: ChunkRecord) -> float:

@@ -42,6 +42,7 @@ from stitcher.models import (
     CollectionSettings,
     Hit,
     ScoreExplain,
+    SeedObject,
     SpanRequest,
     StoredDocument,
     TenantInfo,
@@ -1253,6 +1254,107 @@ class WeaviateStore:
     def _to_record(self, obj: Any) -> ChunkRecord:
         return properties_to_record(str(obj.uuid), obj.properties, self._load_extras())
 
+    # -- seed layout, markers, siblings (issue 14): what adopt and seed search need ----------
+    # Plain handles, as adopt and seed search used before they went through the store: no
+    # retries and the client's default consistency (QUORUM, the store's default too). A sibling
+    # is another collection, so it has no tenant; objects are read from this store's tenant.
+
+    @property
+    def _plain(self) -> Collection[Any, Any]:
+        handle = self._client.collections.use(self._name)
+        return handle if self._tenant is None else handle.with_tenant(self._tenant)
+
+    def sibling(self, name: str) -> WeaviateStore:
+        """The store of collection `name` on the same server, with this one's settings."""
+        return WeaviateStore(
+            self._client,
+            name,
+            batch_size=self._batch_size,
+            retry_policy=self._retry_policy,
+            replication_factor=self._replication_factor,
+            consistency=self._consistency,
+            listing_patience=self._listing_patience,
+        )
+
+    def marker(self, key: str) -> dict[str, Any]:
+        """The record under `key` in the collection's description; {} when there is none."""
+        description = self._client.collections.use(self._name).config.get().description
+        try:
+            marker = json.loads(description or "{}").get(key)
+        except (ValueError, AttributeError):
+            return {}
+        return marker if isinstance(marker, dict) else {}
+
+    def set_marker(self, key: str, record: Mapping[str, Any]) -> None:
+        """Put `record` under `key` in the collection's description, next to the settings."""
+        handle = self._client.collections.use(self._name)
+        payload = json.loads(handle.config.get().description or "{}")
+        payload[key] = dict(record)
+        handle.config.update(description=json.dumps(payload, sort_keys=True))
+
+    def seed_objects(
+        self, properties: Sequence[str] | None = None, *, vectors: bool = True
+    ) -> list[SeedObject]:
+        """Every object as stored, walked with the cursor and checked against every replica's
+        count (`listed_whole`: a cursor lists one replica's copy)."""
+        handle = self._plain
+        wanted = None if properties is None else list(properties)
+
+        def listing(_count: int) -> tuple[list[SeedObject], int]:
+            found = [
+                to_seed_object(obj, with_vector=vectors)
+                for obj in handle.iterator(
+                    include_vector=vectors, return_properties=wanted, cache_size=1000
+                )
+            ]
+            return found, len(found)
+
+        return self.listed_whole(f"reading {self._name}", listing)
+
+    def seed_hybrid(
+        self, query: str, vector: list[float], *, limit: int, alpha: float, fusion: str
+    ) -> list[tuple[SeedObject, float, ScoreExplain | None]]:
+        """Hybrid query on the seed's schema: BM25 on its word-tokenized `text`."""
+        from weaviate.classes.query import MetadataQuery
+
+        result = self._plain.query.hybrid(
+            query=query,
+            vector=vector,
+            alpha=alpha,
+            fusion_type=weaviate_fusion(fusion),
+            query_properties=[SEED_TEXT],
+            limit=limit,
+            return_metadata=MetadataQuery(score=True, explain_score=True),
+        )
+        return [
+            (
+                to_seed_object(obj),
+                float(obj.metadata.score or 0.0),
+                parse_explain(obj.metadata.explain_score or "", alpha, fusion),
+            )
+            for obj in result.objects
+        ]
+
+    def seed_hop(self, parent_ids: Sequence[str], child_of: Sequence[str]) -> list[SeedObject]:
+        """One fetch: objects by id, or whose `parent_id` is one of `child_of`."""
+        from weaviate.classes.query import Filter
+
+        clauses = []
+        if parent_ids:
+            clauses.append(Filter.by_id().contains_any(list(parent_ids)))
+        if child_of:
+            # parent_id is word-tokenized text in the seed's auto-schema: the caller checks the
+            # match exactly (seed_search.Neighbourhood.add_hop); the limit leaves room for
+            # chance matches.
+            clauses.append(Filter.by_property(SEED_PARENT).contains_any(list(child_of)))
+        if not clauses:
+            return []
+        result = self._plain.query.fetch_objects(
+            filters=clauses[0] if len(clauses) == 1 else Filter.any_of(clauses),
+            limit=min(_MAX_HOP_FETCH, 2 * (len(parent_ids) + len(child_of)) + 10),
+        )
+        return [to_seed_object(obj) for obj in result.objects]
+
 
 def _between_counts(listed: int, before: int, after: int) -> bool:
     """Whether a whole listing saw as many objects as the replicas counted before or after it,
@@ -1515,6 +1617,38 @@ def _extra_property(extra: ExtraProperty) -> Property:
 
 #: Properties a seed-layout collection has (LangChain's text key and the seed's chain link).
 SEED_PROPERTIES = frozenset({"text", "parent_id"})
+
+#: The seed layout's property names: LangChain's text key, its source, the seed's chain link.
+SEED_TEXT = "text"
+SEED_SOURCE = "source"
+SEED_PARENT = "parent_id"
+
+#: Objects one seed-layout hop asks for at most; a hop needs at most two per open chain end.
+_MAX_HOP_FETCH = 10_000
+
+
+def to_seed_object(obj: Any, *, with_vector: bool = False) -> SeedObject:
+    """A `SeedObject` from a weaviate-client result object (any layout: what it stores)."""
+    properties = dict(obj.properties or {})
+    text = properties.pop(SEED_TEXT, None)
+    source = properties.pop(SEED_SOURCE, None)
+    parent = properties.pop(SEED_PARENT, None)
+    vector = None
+    if with_vector:
+        vectors = obj.vector
+        if isinstance(vectors, dict) and vectors:
+            raw = vectors.get("default")
+            if raw is None:
+                raw = next(iter(vectors.values()))
+            vector = [float(x) for x in raw]
+    return SeedObject(
+        id=str(obj.uuid),
+        text=str(text or ""),
+        source=str(source or ""),
+        parent_id=str(parent) if parent else None,
+        extra={k: v for k, v in properties.items() if v is not None},
+        vector=vector,
+    )
 
 
 def detect_layout(client: Any, name: str) -> Layout:

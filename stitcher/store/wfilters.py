@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from stitcher.errors import FilterError
 from stitcher.filters import Condition, Where
-from stitcher.graph.model import name_key
 from stitcher.graph.paths import (
     ID_PROPERTY,
     MENTIONS_REF,
     NAME_KEYS_PROPERTY,
     attribute_key_property,
     is_path,
-    parse_path,
+    no_links_message,
+    path_test,
 )
 from stitcher.store.schema import (
     ExtraProperty,
@@ -72,11 +72,7 @@ def _condition(
     if is_path(condition.field):
         filter_ = path_filter(condition)  # validates the path first: its errors are clearer
         if MENTIONS_REF not in references:
-            raise FilterError(
-                f"filter {condition.field!r}: collection {collection or '(this one)'!r} has no "
-                "links to entities yet; run `stitcher entities load FILE` for it, then ingest "
-                "documents whose front matter lists `mentions`"
-            )
+            raise FilterError(no_links_message(condition.field, collection))
         return filter_
     name, kind = resolve_field(condition.field, extras)
     prop = Filter.by_property(name)
@@ -121,36 +117,22 @@ def path_filter(condition: Condition, start: Sequence[str] = (MENTIONS_REF,)) ->
     """
     from weaviate.classes.query import Filter
 
-    path = parse_path(condition.field)
+    test = path_test(condition)
+    path = test.path
     chain = Filter.by_ref(start[0])
     for link in (*start[1:], *path.links):
         chain = chain.by_ref(link)
     if path.field == "id":
         prop = chain.by_property(ID_PROPERTY)
-
-        def convert(value: Any) -> str:
-            return str(value)
-
+    elif path.field == "name":
+        prop = chain.by_property(NAME_KEYS_PROPERTY)
     else:
-        name = NAME_KEYS_PROPERTY if path.field == "name" else attribute_key_property(path.field)
-        prop = chain.by_property(name)
-
-        def convert(value: Any) -> str:
-            return name_key(str(value))
-
-    op = condition.op
-    if op == "eq":
-        return prop.equal(convert(condition.value))
-    if op == "any":
-        raw = condition.value
-        values = list(raw) if isinstance(raw, (list, tuple, set, frozenset)) else [raw]
-        if not values:
-            raise FilterError(f"filter on {condition.field!r}: 'any' needs at least one value")
-        return prop.contains_any([convert(v) for v in values])
-    if op == "contains":
-        return prop.like(contains_pattern(convert(condition.value)))
-    if op == "ne" and path.field != "name":
-        # Weaviate's meaning: some mentioned entity has another value (not "none has it").
-        return prop.not_equal(convert(condition.value))
-    allowed = "=, ~ and a,b lists" if path.field == "name" else "=, !=, ~ and a,b lists"
-    raise FilterError(f"filter {condition.field!r}: only {allowed} work along references")
+        prop = chain.by_property(attribute_key_property(path.field))
+    if test.op == "any":
+        return prop.contains_any(list(test.values))
+    (value,) = test.values
+    if test.op == "contains":
+        return prop.like(contains_pattern(value))
+    if test.op == "ne":
+        return prop.not_equal(value)
+    return prop.equal(value)
