@@ -33,6 +33,14 @@ Layout = Literal["stitcher", "seed", "unknown"]
 FUSIONS = ("relative", "ranked")
 
 
+def scope_of(name: str, tenant: str | None) -> str:
+    """What a store bound to `name` (and `tenant`) holds, for messages: "'Docs'" or
+    "tenant 'kb1' of 'Docs'"."""
+    if tenant is None:
+        return repr(name)
+    return f"tenant {tenant!r} of {name!r}"
+
+
 def check_fusion(fusion: str) -> None:
     """Raise UsageError unless `fusion` is one of FUSIONS (every store's `hybrid` does)."""
     if fusion not in FUSIONS:

@@ -48,7 +48,7 @@ from stitcher.models import (
     TenantInfo,
     WriteFailure,
 )
-from stitcher.store.base import Layout, check_fusion
+from stitcher.store.base import Layout, check_fusion, scope_of
 from stitcher.store.schema import (
     ExtraProperty,
     Kind,
@@ -202,9 +202,7 @@ class MemoryStore:
     @property
     def scope(self) -> str:
         """What this store holds, for messages: "'Docs'" or "tenant 'kb1' of 'Docs'"."""
-        if self._tenant is None:
-            return repr(self._name)
-        return f"tenant {self._tenant!r} of {self._name!r}"
+        return scope_of(self._name, self._tenant)
 
     def exists(self) -> bool:
         """Whether `create` was called (single-tenant: or the name is a multi-tenant
@@ -554,33 +552,11 @@ class MemoryStore:
         return properties_to_record(object_id, self._objects[object_id][0], self._extras)
 
     def _bm25(self, query_tokens: list[str], allowed: list[str]) -> dict[str, float]:
-        if not query_tokens or not self._objects:
-            return {}
         documents = {
             object_id: properties.get("text_seg", "").split()
             for object_id, (properties, _vector) in self._objects.items()
         }
-        total = len(documents)
-        average_length = sum(len(tokens) for tokens in documents.values()) / total or 1.0
-        frequency: Counter[str] = Counter()
-        for tokens in documents.values():
-            frequency.update(set(tokens))
-        scores = {}
-        for object_id in allowed:
-            tokens = documents[object_id]
-            counts = Counter(tokens)
-            score = 0.0
-            for token in dict.fromkeys(query_tokens):
-                tf = counts.get(token, 0)
-                if not tf:
-                    continue
-                n = frequency[token]
-                idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
-                norm = _K1 * (1 - _B + _B * len(tokens) / average_length)
-                score += idf * tf * (_K1 + 1) / (tf + norm)
-            if score > 0:
-                scores[object_id] = score
-        return scores
+        return _bm25_scores(documents, query_tokens, allowed)
 
     def _similarities(self, query: list[float], allowed: list[str]) -> dict[str, float]:
         query_norm = math.sqrt(sum(x * x for x in query)) or 1.0
@@ -759,12 +735,14 @@ def _as_seed(
     )
 
 
-def _bm25_scores(documents: Mapping[str, list[str]], query_tokens: list[str]) -> dict[str, float]:
-    """BM25 with Weaviate's parameters over tokenized documents (the seed layout's `text`).
-
-    MemoryStore._bm25 does the same over `text_seg`; folding the two waits until the tenant
-    work on that method has landed (both branches touch this file).
-    """
+def _bm25_scores(
+    documents: Mapping[str, list[str]],
+    query_tokens: list[str],
+    allowed: Iterable[str] | None = None,
+) -> dict[str, float]:
+    """BM25 with Weaviate's parameters over tokenized documents (`text_seg` for stitcher's
+    layout, `text` for the seed's): statistics over every document, scores for `allowed` ones
+    (all by default), as a pre-filtered query does."""
     if not query_tokens or not documents:
         return {}
     total = len(documents)
@@ -773,7 +751,8 @@ def _bm25_scores(documents: Mapping[str, list[str]], query_tokens: list[str]) ->
     for tokens in documents.values():
         frequency.update(set(tokens))
     scores = {}
-    for object_id, tokens in documents.items():
+    for object_id in documents if allowed is None else allowed:
+        tokens = documents[object_id]
         counts = Counter(tokens)
         score = 0.0
         for token in dict.fromkeys(query_tokens):

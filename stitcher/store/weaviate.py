@@ -49,7 +49,7 @@ from stitcher.models import (
     WriteFailure,
 )
 from stitcher.retry import RetryPolicy, call_with_retries
-from stitcher.store.base import Layout, check_fusion
+from stitcher.store.base import Layout, check_fusion, scope_of
 from stitcher.store.entities import EntityStore, MentionLinker
 from stitcher.store.schema import (
     CORE_PROPERTIES,
@@ -201,9 +201,7 @@ class WeaviateStore:
     @property
     def scope(self) -> str:
         """What this store holds, for messages: "'Docs'" or "tenant 'kb1' of 'Docs'"."""
-        if self._tenant is None:
-            return repr(self._name)
-        return f"tenant {self._tenant!r} of {self._name!r}"
+        return scope_of(self._name, self._tenant)
 
     def entities(self) -> EntityStore:
         """The entity collections (organizations, people) that belong to this collection."""
