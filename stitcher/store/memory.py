@@ -467,37 +467,12 @@ class MemoryStore:
         ]
         keyword_scores = self._bm25(keyword_text.split(), allowed) if alpha < 1 else {}
         vector_scores = self._similarities(vector, allowed) if alpha > 0 else {}
-        keyword_side = _top(keyword_scores, max(limit, _CANDIDATES))
-        vector_side = _top(vector_scores, max(limit, _CANDIDATES))
-        if fusion == "relative":
-            keyword_terms = _min_max(keyword_side)
-            vector_terms = _min_max(vector_side)
-        else:
-            keyword_terms = _reciprocal_ranks(keyword_side)
-            vector_terms = _reciprocal_ranks(vector_side)
-        hits = []
-        for object_id in set(keyword_terms) | set(vector_terms):
-            keyword = keyword_terms.get(object_id)
-            similar = vector_terms.get(object_id)
-            keyword_part = None if keyword is None else (1 - alpha) * keyword
-            vector_part = None if similar is None else alpha * similar
-            score = (keyword_part or 0.0) + (vector_part or 0.0)
-            raw = (
-                f"memory {fusion}: keyword {keyword_scores.get(object_id)} -> {keyword_part}, "
-                f"vector {vector_scores.get(object_id)} -> {vector_part}"
+        return [
+            Hit(self._record(object_id), score, explain)
+            for object_id, score, explain in _fuse(
+                keyword_scores, vector_scores, limit, alpha, fusion, label="memory"
             )
-            explain = ScoreExplain(
-                alpha=alpha,
-                fusion=fusion,
-                keyword=keyword,
-                vector=similar,
-                keyword_contribution=keyword_part,
-                vector_contribution=vector_part,
-                raw=raw,
-            )
-            hits.append(Hit(self._record(object_id), score, explain))
-        hits.sort(key=lambda hit: (-hit.score, hit.record.id))
-        return hits[:limit]
+        ]
 
     def fields(self) -> dict[str, str]:
         """Filterable fields (core and metadata) with their kinds."""
@@ -700,7 +675,7 @@ class MemoryStore:
         if alpha > 0:
             for object_id, obj in self._seed.items():
                 similar[object_id] = _cosine(vector, obj.vector or [])
-        fused = _fuse(keyword, similar, limit, alpha, fusion)
+        fused = _fuse(keyword, similar, limit, alpha, fusion, label="memory seed")
         return [(replace(self._seed[i], vector=None), score, why) for i, score, why in fused]
 
     def seed_hop(self, parent_ids: Sequence[str], child_of: Sequence[str]) -> list[SeedObject]:
@@ -783,8 +758,11 @@ def _fuse(
     limit: int,
     alpha: float,
     fusion: str,
+    *,
+    label: str,
 ) -> list[tuple[str, float, ScoreExplain]]:
-    """Weaviate's fusion of the two sides, best first (as MemoryStore.hybrid fuses them)."""
+    """Weaviate's fusion of the two sides, best first (ties by id), as `label` says in the
+    explanation (both the chunk layout's hybrid and the seed layout's use it)."""
     keyword_side = _top(keyword_scores, max(limit, _CANDIDATES))
     vector_side = _top(vector_scores, max(limit, _CANDIDATES))
     if fusion == "relative":
@@ -805,7 +783,10 @@ def _fuse(
             vector=similar,
             keyword_contribution=keyword_part,
             vector_contribution=vector_part,
-            raw=f"memory seed {fusion}: keyword {keyword_part}, vector {vector_part}",
+            raw=(
+                f"{label} {fusion}: keyword {keyword_scores.get(object_id)} -> {keyword_part}, "
+                f"vector {vector_scores.get(object_id)} -> {vector_part}"
+            ),
         )
         fused.append((object_id, (keyword_part or 0.0) + (vector_part or 0.0), explain))
     fused.sort(key=lambda item: (-item[1], item[0]))
