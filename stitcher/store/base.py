@@ -65,8 +65,8 @@ class EntityCollections(EntityLookup, Protocol):
 
 class LeaseBoard(Protocol):
     """The leases of one server's collections (stitcher.locks): one record per locked
-    collection, by id. `create` makes a record only when none has that id, so of two writers
-    racing for a free lease one wins."""
+    collection, tenant or source, by id. `create` makes a record only when none has that id, so
+    of two writers racing for a free lease one wins."""
 
     def ensure(self) -> None:
         """Make the board ready to hold leases (on Weaviate: its bookkeeping collection)."""
@@ -78,6 +78,10 @@ class LeaseBoard(Protocol):
 
     def create(self, lease_id: str, record: Mapping[str, Any]) -> bool:
         """Store `record` under `lease_id`; False, and nothing changed, when one exists."""
+        ...
+
+    def records_of(self, collection: str) -> list[dict[str, Any]]:
+        """Every record whose "collection" value is `collection`."""
         ...
 
     def update(self, lease_id: str, changes: Mapping[str, Any]) -> None:

@@ -134,6 +134,11 @@ class MemoryLeases:
             self._records[lease_id] = dict(record)
             return True
 
+    def records_of(self, collection: str) -> list[dict[str, Any]]:
+        """Copies of every record of `collection`."""
+        with self._lock:
+            return [dict(r) for r in self._records.values() if r.get("collection") == collection]
+
     def update(self, lease_id: str, changes: Mapping[str, Any]) -> None:
         """Change some values of the record (KeyError when there is none, as Weaviate fails)."""
         with self._lock:

@@ -380,7 +380,7 @@ class WeaviateStore:
         from weaviate.classes.config import Configure, ReplicationDeletionStrategy
 
         if self._tenant is not None and self._client.collections.exists(self._name):
-            self._create_tenant(settings)
+            self._join_existing(settings)
             return
         factor = self.replication_factor_to_create()
         multi_tenant = self._tenant is not None
@@ -414,12 +414,13 @@ class WeaviateStore:
                 ),
             )
         except StitcherError:
-            # The first ingests of two tenants at once (their locks are apart): the other made
-            # the collection, which is just as good. `_call` has turned the refusal into a
-            # ServerFault; anything else is re-raised as it is.
-            if not (multi_tenant and self._client.collections.exists(self._name)):
+            # The first ingests of two tenants, or of two sources, at once (their locks are
+            # apart): the other made the collection, which is just as good if it made it with
+            # these settings. `_call` has turned the refusal into a ServerFault; anything else
+            # is re-raised as it is.
+            if not self._client.collections.exists(self._name):
                 raise
-            self._create_tenant(settings)
+            self._join_existing(settings)
             return
         self._multi_tenant = multi_tenant
         if multi_tenant:
@@ -429,11 +430,14 @@ class WeaviateStore:
         self._references = set()
         self._known_to_exist = True
 
-    def _create_tenant(self, settings: CollectionSettings) -> None:
-        """Add this store's tenant to the existing collection, whose settings its tenants share.
+    def _join_existing(self, settings: CollectionSettings) -> None:
+        """Use the collection that exists already (made by another tenant's first ingest, or by
+        a first ingest of another source that ran at the same time), adding this store's tenant
+        to it: only if it was built with `settings`.
 
         Raises:
-            TenancyMismatch: The collection is single-tenant.
+            TenancyMismatch: The collection is single-tenant and this store has a tenant, or the
+                other way round.
             SettingsMismatch: The collection was built with another model or chunking.
         """
         config = self._call("reading the collection's settings", self._whole.config.get)
@@ -442,18 +446,24 @@ class WeaviateStore:
         if recorded is None:
             raise SettingsMismatch(
                 f"collection {self._name!r} was not created by stitcher (no settings recorded "
-                f"on it); keep tenants in another {setting('collection')}"
+                f"on it); ingest into another {setting('collection')}"
             )
         differences = settings.differences(recorded)
         if differences:
+            shared = (
+                "Its tenants share its model and chunking"
+                if self._tenant is not None
+                else "Another ingest created it just now"
+            )
             raise SettingsMismatch(
                 f"collection {self._name!r} was built with other settings: "
                 + "; ".join(differences)
-                + ". Its tenants share its model and chunking: use them, or keep this tenant "
-                f"in another {setting('collection')}"
+                + f". {shared}: use them, or ingest into another {setting('collection')}"
             )
-        self._add_tenant()
-        self._extras = None  # read from the schema, which other tenants may have extended
+        self._multi_tenant = self._tenant is not None
+        if self._tenant is not None:
+            self._add_tenant()
+        self._extras = None  # read from the schema, which other writers may have extended
         self._known_to_exist = True
 
     def _add_tenant(self) -> None:
@@ -1685,6 +1695,8 @@ class WeaviateLeases:
     #: The record's values and how Weaviate stores them.
     KINDS: ClassVar[dict[str, str]] = {
         "collection": "text",
+        "tenant": "text",
+        "source": "text",
         "host": "text",
         "pid": "int",
         "command": "text",
@@ -1693,17 +1705,42 @@ class WeaviateLeases:
         "expires_at": "date",
     }
 
+    #: Values a lease collection made by an older stitcher lacks (added on first use).
+    ADDED_LATER: ClassVar[tuple[str, ...]] = ("tenant", "source")
+
     def __init__(self, client: weaviate.WeaviateClient) -> None:
         self._client = client
+        self._ready = False
 
     def ensure(self) -> None:
-        """Create the lease collection unless it exists."""
-        ensure_bookkeeping_collection(
-            self._client,
-            LEASE_COLLECTION,
-            "stitcher: who is writing which collection (one lease per collection)",
-            self.KINDS,
+        """Create the lease collection unless it exists (once per board), with every value a
+        lease records: a server that never auto-adds properties refuses others."""
+        if self._ready:
+            return
+        if self._client.collections.exists(LEASE_COLLECTION):
+            leases = self._leases()
+            for name in self.ADDED_LATER:
+                _ensure_text_property(leases, name)
+        else:
+            ensure_bookkeeping_collection(
+                self._client,
+                LEASE_COLLECTION,
+                "stitcher: who is writing which collection (a lease per collection, tenant or "
+                "source)",
+                self.KINDS,
+            )
+        self._ready = True
+
+    def records_of(self, collection: str) -> list[dict[str, Any]]:
+        """Every lease record of `collection` (its tenants' and sources' too)."""
+        from weaviate.classes.query import Filter
+
+        if not self._client.collections.exists(LEASE_COLLECTION):
+            return []
+        result = self._leases().query.fetch_objects(
+            filters=Filter.by_property("collection").equal(collection), limit=MAX_RESULTS
         )
+        return [dict(o.properties) for o in result.objects]
 
     def read(self, lease_id: str) -> dict[str, Any] | None:
         """The lease object's properties, or None."""
