@@ -366,6 +366,7 @@ def ingest(
     stdin: IO[str] | None = None,
     progress: IngestProgress | None = None,
     memo: LoadMemo | None = None,
+    discovered: Discovery | None = None,
 ) -> IngestSummary:
     """Bring `store` in line with the documents under `paths`.
 
@@ -377,13 +378,7 @@ def ingest(
     source name taken by another folder) before anything is written; per-file problems, and a
     refused prune, are reported in the summary.
     """
-    validate_chunk_settings(options.chunk_size, options.chunk_overlap)
-    if not paths:
-        raise UsageError(
-            "nothing to ingest: give one or more files or directories (or - for stdin)"
-        )
-    if options.source is not None:
-        _check_source_option(options.source, paths)
+    found = list_documents(paths, options, stdin) if discovered is None else discovered
     progress = progress or SilentProgress()
     started = time.monotonic()
     summary = IngestSummary(collection=store.name, tenant=store.tenant, dry_run=options.dry_run)
@@ -396,7 +391,6 @@ def ingest(
     )
     existing_settings = _check_settings(store, wanted)
 
-    found = discover(paths, glob=options.glob, stdin=stdin, source=options.source)
     for error in found.errors:
         summary.unreadable_because(_error_subject(error), error)
     summary.skipped_unsupported = len(found.skipped)
@@ -505,6 +499,31 @@ def ingest(
         recall.save()
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def list_documents(
+    paths: Sequence[str], options: IngestOptions, stdin: IO[str] | None = None
+) -> Discovery:
+    """The documents an ingest of `paths` loads, for `ingest(..., discovered=)`: a caller that
+    locks the sources it writes (`sources_of`) lists them first, and that listing is then the
+    one loaded, so the lock covers everything written. Reads stdin when `paths` has "-".
+
+    Raises UsageError for options that cannot work, before anything is read.
+    """
+    validate_chunk_settings(options.chunk_size, options.chunk_overlap)
+    if not paths:
+        raise UsageError(
+            "nothing to ingest: give one or more files or directories (or - for stdin)"
+        )
+    if options.source is not None:
+        _check_source_option(options.source, paths)
+    return discover(paths, glob=options.glob, stdin=stdin, source=options.source)
+
+
+def sources_of(found: Discovery) -> list[str]:
+    """The sources an ingest of `found` writes into and prunes from (the first segment of each
+    root's document ids), sorted; empty when nothing was found."""
+    return sorted({root.split("/", 1)[0] for root in found.roots})
 
 
 def _check_source_option(source: str, paths: Sequence[str]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -40,8 +40,15 @@ from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, Usa
 from stitcher.filters import Condition, Where
 from stitcher.graph import org_condition
 from stitcher.ids import canonical_collection_name, checked_tenant_name
-from stitcher.ingest import IngestOptions, IngestProgress, IngestSummary, ingest
-from stitcher.locks import Lease, local_lock, lock_key
+from stitcher.ingest import (
+    IngestOptions,
+    IngestProgress,
+    IngestSummary,
+    ingest,
+    list_documents,
+    sources_of,
+)
+from stitcher.locks import all_held, collection_lease, local_lock, lock_key, source_leases
 from stitcher.memo import LoadMemo
 from stitcher.models import CollectionSettings, Passage, TenantInfo
 from stitcher.search import SearchOptions, SearchResult, search
@@ -229,8 +236,10 @@ class Session:
 
         self.store.check_replication()  # a factor that cannot be honoured fails before any work
         memo = None if reread else LoadMemo(self._memo_path(), notice=self._notice)
+        # Listed first, so that the run locks exactly the sources it writes into.
+        found = list_documents(paths, options, stdin)
         try:
-            with self._writer_lock(wait, "ingest", dry_run=options.dry_run):
+            with self._sources_lock(wait, sources_of(found), dry_run=options.dry_run):
                 summary = ingest(
                     self.store,
                     paths,
@@ -240,6 +249,7 @@ class Session:
                     stdin=stdin,
                     progress=progress,
                     memo=memo,
+                    discovered=found,
                 )
         finally:
             for embedder in made:  # an encode pool's processes end with the run, however it ends
@@ -250,14 +260,14 @@ class Session:
         return summary
 
     @contextmanager
-    def _writer_lock(self, wait: bool, command: str, *, dry_run: bool = False) -> Iterator[None]:
-        """This machine's file lock, then the collection's lease in Weaviate (stitcher.locks)."""
-        if dry_run:
-            yield
-            return
-
-        with self._ingest_lock(wait, command):
-            lease = Lease(
+    def _writer_lock(self, wait: bool, command: str) -> Iterator[None]:
+        """The whole collection (or tenant), for a writer that touches all of it: this
+        machine's file lock, then the lease in Weaviate, which also waits for (or refuses
+        while) ingests of any of its sources run (stitcher.locks)."""
+        with local_lock(
+            self.connection, self.collection, wait=wait, command=command, tenant=self.tenant
+        ):
+            lease = collection_lease(
                 self.store.leases(),
                 self.collection,
                 command=command,
@@ -268,11 +278,37 @@ class Session:
                 yield
 
     @contextmanager
-    def _ingest_lock(self, wait: bool, command: str = "ingest") -> Iterator[None]:
-        """The file lock alone: writers on this machine (the lease covers other machines)."""
-        with local_lock(
-            self.connection, self.collection, wait=wait, command=command, tenant=self.tenant
-        ):
+    def _sources_lock(
+        self, wait: bool, sources: Sequence[str], *, dry_run: bool = False
+    ) -> Iterator[None]:
+        """The sources an ingest writes, each on its own: ingests of other sources of the
+        collection run at the same time, on this machine or others; a whole-collection writer
+        excludes them all (stitcher.locks). A dry run, or a run that found nothing, writes
+        nothing and locks nothing."""
+        if dry_run or not sources:
+            yield
+            return
+        with ExitStack() as stack:
+            for source in sorted(sources):  # one order everywhere: no two runs deadlock
+                stack.enter_context(
+                    local_lock(
+                        self.connection,
+                        self.collection,
+                        wait=wait,
+                        command="ingest",
+                        tenant=self.tenant,
+                        source=source,
+                    )
+                )
+            leases = source_leases(
+                self.store.leases(),
+                self.collection,
+                sources,
+                command="ingest",
+                notice=self._notice,
+                tenant=self.tenant,
+            )
+            stack.enter_context(all_held(leases, wait=wait))
             yield
 
     # -- search ----------------------------------------------------------------------------

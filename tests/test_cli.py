@@ -99,10 +99,16 @@ def test_unreachable_server_is_one_line_and_exit_1(capsys: pytest.CaptureFixture
 def test_a_second_ingest_exits_while_the_first_holds_the_lock(
     tmp_path: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from pathlib import Path
+
     from stitcher.api import Stitcher
+    from stitcher.locks import local_lock
 
     holder = Stitcher(collection="LockTest")
-    with holder._ingest_lock(wait=False):
+    source = Path(str(tmp_path)).name  # the folder's documents are "<its name>/..."
+    with local_lock(
+        holder.connection, holder.collection, wait=False, command="ingest", source=source
+    ):
         code = main(["ingest", str(tmp_path), "--collection", "LockTest"])
     err = capsys.readouterr().err
     assert code == ExitStatus.BUSY == 5 and "another ingest" in err and "--wait" in err

@@ -352,9 +352,11 @@ def test_documents_that_cannot_be_written_are_1(weaviate_server: Any, tmp_path: 
 
 def test_a_second_ingest_while_one_runs_is_5(weaviate_server: Any, tmp_path: Path) -> None:
     from stitcher.api import Stitcher
+    from stitcher.locks import local_lock
 
     name = _collection()
-    with Stitcher(collection=name)._ingest_lock(wait=False):
+    holder = Stitcher(collection=name)
+    with local_lock(holder.connection, name, wait=False, command="ingest", source="docs"):
         result = run_stitcher("ingest", str(_corpus(tmp_path / "docs")), "--collection", name)
     assert result.returncode == ExitStatus.BUSY == 5, result.stderr
     assert "--wait" in assert_one_error_line(result.stderr)
@@ -362,16 +364,11 @@ def test_a_second_ingest_while_one_runs_is_5(weaviate_server: Any, tmp_path: Pat
 
 
 def test_sigint_to_a_running_ingest_is_130(weaviate_server: Any, tmp_path: Path) -> None:
-    """The ingest reads its paths from a stdin we keep open: it is connected, holds the
-    collection's lock, and waits — there is no race about where the signal lands. It runs with
-    --wait: our probe below holds the lock for an instant, and without --wait a child trying
-    the lock in that instant would exit 5 (seen on a loaded machine)."""
-    from stitcher.api import Stitcher
-    from stitcher.errors import LockHeld
-
+    """The ingest reads its paths from a stdin we keep open: it runs, and blocks in that read —
+    there is no race about where the signal lands. We see it there in /proc (a read of fd 0)."""
     name = _collection()
     proc = subprocess.Popen(
-        [str(stitcher_script()), "ingest", "-", "--wait", "--collection", name],
+        [str(stitcher_script()), "ingest", "-", "--collection", name],
         env=script_environment(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -379,14 +376,8 @@ def test_sigint_to_a_running_ingest_is_130(weaviate_server: Any, tmp_path: Path)
         text=True,
     )
     try:
-        holder = Stitcher(collection=name)
-        while True:  # until the child holds the lock (it then reads stdin, and blocks)
+        while not _reads_stdin(proc.pid):
             assert proc.poll() is None, proc.communicate()
-            try:
-                with holder._ingest_lock(wait=False):
-                    pass
-            except LockHeld:
-                break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
@@ -396,8 +387,15 @@ def test_sigint_to_a_running_ingest_is_130(weaviate_server: Any, tmp_path: Path)
             proc.communicate()
     assert proc.returncode == ExitStatus.INTERRUPTED == 130, stderr
     assert stdout == "" and "interrupted" in stderr and "Traceback" not in stderr
-    with holder._ingest_lock(wait=False):  # and the lock went with the process
-        pass
+
+
+def _reads_stdin(pid: int) -> bool:
+    """Whether the process is blocked in read(0, ...) (syscall 0 on x86-64, 63 on arm64)."""
+    try:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] in ("0", "63") and int(fields[1], 16) == 0
 
 
 def test_prune_of_an_empty_folder_is_refused_with_4(weaviate_server: Any, tmp_path: Path) -> None:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import signal
 import subprocess
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,10 +20,18 @@ import pytest
 from stitcher.bookkeeping import LEASE_COLLECTION
 from stitcher.config import ConnectionSettings
 from stitcher.errors import ExitStatus, LockHeld
-from stitcher.locks import Lease, server_identity
+from stitcher.locks import (
+    Lease,
+    all_held,
+    collection_lease,
+    lease_id,
+    local_lock,
+    server_identity,
+    source_leases,
+)
 from stitcher.store.memory import MemoryServer, MemoryStore
 from stitcher.store.weaviate import WeaviateLeases, bookkeeping_uuid
-from tests.test_sources import ROOT, STITCHER, cli, make_root
+from tests.test_sources import ROOT, STITCHER, TEXT, cli, make_root
 
 
 @pytest.mark.parametrize(
@@ -58,8 +69,12 @@ def test_url_with_and_without_slash_share_the_file_lock() -> None:
 
     holder = Stitcher("http://127.0.0.1:8080/", collection="Locked")
     other = Stitcher("http://127.0.0.1:8080", collection="locked")
-    with holder._ingest_lock(wait=False), pytest.raises(LockHeld) as refused:
-        other._ingest_lock(wait=False).__enter__()
+
+    def lock(session: Stitcher) -> Any:
+        return local_lock(session.connection, session.collection, wait=False, command="drop")
+
+    with lock(holder), pytest.raises(LockHeld) as refused:
+        lock(other).__enter__()
     assert f"pid {os.getpid()}" in str(refused.value) and "wait=True" in str(refused.value)
 
 
@@ -90,6 +105,85 @@ def test_an_expired_lease_on_the_in_memory_store_is_taken_over() -> None:
     held = stale.read()
     assert held is not None and held.command == "drop" and held.token != "old"
     assert any("taking over" in notice for notice in notices)
+
+
+def test_ingests_of_different_sources_hold_leases_at_once_and_a_shared_source_is_refused() -> None:
+    board = MemoryStore("docs").leases()
+    faq = source_leases(board, "Docs", ["faq"], command="ingest")
+    with all_held(faq, wait=False):
+        with all_held(source_leases(board, "Docs", ["guide"], command="ingest"), wait=False):
+            assert board.read(lease_id("Docs", source="guide")) is not None
+        with (
+            pytest.raises(LockHeld) as refused,
+            all_held(source_leases(board, "Docs", ["faq", "alpha"], command="ingest"), wait=False),
+        ):
+            pass
+        assert "source 'faq' of 'Docs' is locked by `stitcher ingest`" in str(refused.value)
+        # "alpha" was taken first (sorted) and given back when "faq" was refused
+        assert board.read(lease_id("Docs", source="alpha")) is None
+    assert board.read(lease_id("Docs", source="faq")) is None
+
+
+def test_whole_collection_writers_and_source_ingests_exclude_each_other() -> None:
+    board = MemoryStore("docs").leases()
+    [faq] = source_leases(board, "Docs", ["faq"], command="ingest")
+    with faq.held(wait=False):
+        with pytest.raises(
+            LockHeld, match=r"source 'faq' of 'Docs' is locked by `stitcher ingest`"
+        ):
+            collection_lease(board, "Docs", command="drop").acquire(wait=False)
+        assert board.read(lease_id("Docs")) is None  # the refused writer left nothing behind
+        # another tenant's collection lease is not this source's business
+        collection_lease(board, "Docs", command="drop", tenant="kb2").acquire(wait=False)
+    drop = collection_lease(board, "Docs", command="drop")
+    with drop.held(wait=False):
+        with pytest.raises(LockHeld, match=r"collection 'Docs' is locked by `stitcher drop`"):
+            source_leases(board, "Docs", ["guide"], command="ingest")[0].acquire(wait=False)
+        assert board.read(lease_id("Docs", source="guide")) is None
+
+
+def test_an_expired_source_lease_does_not_hold_back_a_whole_collection_writer() -> None:
+    board = MemoryStore("docs").leases()
+    now = dt.datetime.now(dt.timezone.utc)
+    board.create(
+        lease_id("Docs", source="faq"),
+        {
+            "collection": "Docs",
+            "tenant": "",
+            "source": "faq",
+            "host": "gone",
+            "pid": 1,
+            "command": "ingest",
+            "token": "old",
+            "acquired_at": now,
+            "expires_at": now,
+        },
+    )
+    drop = collection_lease(board, "Docs", command="drop")
+    drop.acquire(wait=False)
+    held = drop.read()
+    assert held is not None and held.command == "drop"
+
+
+def test_a_waiting_whole_collection_writer_runs_once_the_source_ingest_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import stitcher.locks
+
+    monkeypatch.setattr(stitcher.locks, "WAIT_POLL_SECONDS", 0.02)
+    board = MemoryStore("docs").leases()
+    [faq] = source_leases(board, "Docs", ["faq"], command="ingest")
+    faq.acquire(wait=False)
+    drop = collection_lease(board, "Docs", command="drop")
+    waiter = threading.Thread(target=drop.acquire, kwargs={"wait": True})
+    waiter.start()
+    time.sleep(0.3)
+    assert waiter.is_alive()  # still waiting: the source is being written
+    faq.release()
+    waiter.join(timeout=10)
+    assert not waiter.is_alive()
+    held = drop.read()
+    assert held is not None and held.command == "drop"
 
 
 @pytest.fixture
@@ -181,15 +275,23 @@ def test_the_lease_exists_while_ingest_runs_and_is_gone_after(
 
     seen: list[Any] = []
 
+    board = WeaviateLeases(weaviate_client)
+    of_source = Lease(board, collection, command="x", source="docs")
+    whole = Lease(board, collection, command="x")
+
     class Watch(SilentProgress):
         def file_done(self, source: str) -> None:
-            seen.append(Lease(WeaviateLeases(weaviate_client), collection, command="x").read())
+            seen.append((of_source.read(), whole.read()))
 
     url, key = weaviate_server.url, weaviate_server.api_key()
     with Stitcher(url, key, collection, grpc_port=weaviate_server.grpc_port) as s:
-        s.ingest([str(make_root(tmp_path, "a"))], progress=Watch())
-    assert seen and all(lease is not None and lease.pid == os.getpid() for lease in seen)
-    assert Lease(WeaviateLeases(weaviate_client), collection, command="x").read() is None
+        s.ingest([str(make_root(tmp_path, "a"))], progress=Watch())  # the source "docs"
+    assert seen and all(
+        lease is not None and lease.pid == os.getpid() and lease.source == "docs"
+        for lease, _ in seen
+    )
+    assert all(other is None for _, other in seen)  # the ingest locks its source, not all
+    assert of_source.read() is None and whole.read() is None
 
 
 def test_renewal_extends_the_lease(weaviate_client: Any, collection: str) -> None:
@@ -206,45 +308,161 @@ def test_renewal_extends_the_lease(weaviate_client: Any, collection: str) -> Non
         lease.release()
 
 
-def test_two_ingest_processes_never_interleave(
+def _folder(base: Path, name: str) -> Path:
+    """A source folder `<base>/<name>` of a few documents that name it."""
+    root = base / name
+    root.mkdir(parents=True)
+    for doc in ("one", "two"):
+        (root / f"{doc}.txt").write_text(f"{name} {doc}. " + TEXT * 4, encoding="utf-8")
+    return root
+
+
+def _chunks(client: Any, name: str) -> dict[tuple[str, int], tuple[Any, ...]]:
+    """Every chunk of a collection by (doc_id, chunk_index), with its parent as the same key:
+    comparable across collections whatever their ids."""
+    objects = list(client.collections.use(name).iterator())
+    key_of = {
+        str(o.uuid): (o.properties["doc_id"], int(o.properties["chunk_index"])) for o in objects
+    }
+    found = {}
+    for o in objects:
+        p = o.properties
+        parent = key_of[str(p["parent_id"])] if p["parent_id"] else None
+        found[key_of[str(o.uuid)]] = (p["text"], p["start"], p["end"], p["doc_hash"], parent)
+    assert len(found) == len(objects)
+    return found
+
+
+def _wait_until_stopped(proc: subprocess.Popen[str]) -> None:
+    """Until the process has sent itself SIGSTOP at its fault point."""
+    while True:
+        assert proc.poll() is None, proc.communicate()
+        state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == "T":
+            return
+        time.sleep(0.1)
+
+
+def test_ingests_of_other_sources_run_alongside_and_write_what_one_run_writes(
     weaviate_client: Any, collection: str, tmp_path: Path
 ) -> None:
-    """The first `stitcher ingest -` holds the lock while it waits for paths on stdin; every
-    other writer started meanwhile is refused with the holder named."""
-    docs = make_root(tmp_path, "a")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    """An ingest of `faq` stops itself (SIGSTOP) after reading its first document, holding the
+    lease on its source. Meanwhile another ingest of `faq` and every whole-collection writer are
+    refused, naming it; an ingest of `guide` runs, and creates the collection the stopped run
+    was about to create. Resumed, that run joins the collection, and the two leave exactly what
+    one ingest of both folders leaves."""
+    faq, guide = _folder(tmp_path, "faq"), _folder(tmp_path, "guide")
+    (tmp_path / "none.jsonl").write_text("", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STITCHER_FAULT_POINT": "read:1:stop"}
     first = subprocess.Popen(
-        [str(STITCHER), "ingest", "-", "--collection", collection],
+        [str(STITCHER), "ingest", str(faq), "--collection", collection],
         env=env,
-        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    reference = collection + "Ref"
     try:
-        watcher = Lease(WeaviateLeases(weaviate_client), collection, command="x")
-        holder = None
-        while holder is None and first.poll() is None:
-            WeaviateLeases(weaviate_client).ensure()
-            holder = watcher.read()
-        assert holder is not None and holder.pid == first.pid
+        _wait_until_stopped(first)
+        held = Lease(WeaviateLeases(weaviate_client), collection, command="x", source="faq")
+        holder = held.read()
+        assert holder is not None and holder.pid == first.pid and holder.source == "faq"
 
-        second = cli("ingest", str(docs), "--collection", collection)
-        assert second.returncode == ExitStatus.BUSY
-        assert f"pid {first.pid}" in second.stderr and "--wait" in second.stderr
+        again = cli("ingest", str(faq), "--collection", collection)
+        assert again.returncode == ExitStatus.BUSY, again.stderr
+        # refused by the file lock (this machine), before the lease is asked
+        assert f"another ingest of source 'faq' of '{collection}'" in again.stderr
+        assert f"pid {first.pid}" in again.stderr and "--wait" in again.stderr
         for args in (
             ("drop", "--collection", collection, "--yes"),
             ("adopt", "--collection", collection),
             ("entities", "load", str(tmp_path / "none.jsonl"), "--collection", collection),
         ):
-            (tmp_path / "none.jsonl").write_text("", encoding="utf-8")
             refused = cli(*args)
             assert refused.returncode == ExitStatus.BUSY, (args, refused.stderr)
-            assert f"pid {first.pid}" in refused.stderr
+            assert f"pid {first.pid}" in refused.stderr and "source 'faq'" in refused.stderr
+
+        other = cli("ingest", str(guide), "--collection", collection)
+        assert other.returncode == 0, other.stderr
+        assert weaviate_client.collections.exists(collection)
     finally:
-        _out, err = first.communicate("", timeout=600)
+        first.send_signal(signal.SIGCONT)
+        _out, err = first.communicate(timeout=600)
     assert first.returncode == 0, err
-    assert watcher.read() is None
+    assert held.read() is None  # released
+    try:
+        alone = cli("ingest", str(faq), str(guide), "--collection", reference)
+        assert alone.returncode == 0, alone.stderr
+        together = _chunks(weaviate_client, collection)
+        assert {doc for doc, _ in together} == {
+            "faq/one.txt",
+            "faq/two.txt",
+            "guide/one.txt",
+            "guide/two.txt",
+        }
+        assert together == _chunks(weaviate_client, reference)
+    finally:
+        cli("drop", "--collection", reference, "--yes")
+
+
+def test_a_source_lease_of_another_host_refuses_that_source_and_whole_collection_writers(
+    weaviate_client: Any, collection: str, tmp_path: Path
+) -> None:
+    board = WeaviateLeases(weaviate_client)
+    board.ensure()
+    now = dt.datetime.now(dt.timezone.utc)
+    board.create(
+        lease_id(collection, source="faq"),
+        {
+            "collection": collection,
+            "tenant": "",
+            "source": "faq",
+            "host": "other-host",
+            "pid": 4242,
+            "command": "ingest",
+            "token": "theirs",
+            "acquired_at": now,
+            "expires_at": now + dt.timedelta(minutes=10),
+        },
+    )
+    try:
+        refused = cli("ingest", str(_folder(tmp_path, "faq")), "--collection", collection)
+        assert refused.returncode == ExitStatus.BUSY, refused.stderr
+        assert f"source 'faq' of '{collection}' is locked by `stitcher ingest` on host " in (
+            refused.stderr
+        )
+        assert "other-host (pid 4242)" in refused.stderr
+        dropped = cli("drop", "--collection", collection, "--yes")
+        assert dropped.returncode == ExitStatus.BUSY, dropped.stderr
+        assert "source 'faq'" in dropped.stderr and "other-host" in dropped.stderr
+        assert board.read(lease_id(collection)) is None  # the refused drop left no lease
+    finally:
+        board.delete(lease_id(collection, source="faq"))
+
+
+def test_a_lease_collection_of_an_older_version_gains_tenant_and_source(
+    weaviate_client: Any, collection: str
+) -> None:
+    """A server whose lease collection was made before per-source leases: `ensure` adds the
+    properties, and a source lease then works on it."""
+    from stitcher.store.weaviate import ensure_bookkeeping_collection
+
+    old_kinds = {k: v for k, v in WeaviateLeases.KINDS.items() if k not in ("tenant", "source")}
+    weaviate_client.collections.delete(LEASE_COLLECTION)  # no writer runs during the tests
+    ensure_bookkeeping_collection(weaviate_client, LEASE_COLLECTION, "old", old_kinds)
+    [lease] = source_leases(WeaviateLeases(weaviate_client), collection, ["faq"], command="ingest")
+    with lease.held(wait=False):
+        names = {
+            p.name
+            for p in weaviate_client.collections.use(LEASE_COLLECTION).config.get().properties
+        }
+        assert {"tenant", "source"} <= names
+        stored = lease.read()
+        assert stored is not None and stored.source == "faq"
+        with pytest.raises(LockHeld, match="source 'faq'"):
+            collection_lease(WeaviateLeases(weaviate_client), collection, command="drop").acquire(
+                wait=False
+            )
 
 
 def test_of_two_writers_creating_a_free_lease_only_one_succeeds(
