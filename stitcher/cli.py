@@ -574,7 +574,10 @@ def ingest(
     dry_run: Annotated[bool, typer.Option(help="Show what would change; write nothing.")] = False,
     wait: Annotated[
         bool,
-        typer.Option(help="Wait for a running ingest into the same collection instead of exiting."),
+        typer.Option(
+            help="Wait for a running writer of the same sources (or of the whole collection: "
+            "drop, adopt, ...) instead of exiting."
+        ),
     ] = False,
     reread: Annotated[
         bool,

@@ -204,9 +204,10 @@ class Session:
     ) -> IngestSummary:
         """Bring the collection in line with the documents under `paths` (see stitcher.ingest).
 
-        Two writers of the same collection never interleave, on one machine or several: the
-        second raises LockHeld, or waits for the first with ``wait=True`` (see stitcher.locks).
-        A dry run reads only and takes no lock. Files whose bytes are those of a load the
+        Two ingests of the same source never interleave, on one machine or several, nor does an
+        ingest with a whole-collection writer (adopt, drop, ...): the second raises LockHeld, or
+        waits for the first with ``wait=True``; ingests of different sources run at once (see
+        stitcher.locks). A dry run reads only and takes no lock. Files whose bytes are those of a load the
         collection still holds are not loaded again (stitcher.memo), unless ``reread=True``.
         """
         options = options or IngestOptions()
