@@ -207,8 +207,9 @@ class Session:
         Two ingests of the same source never interleave, on one machine or several, nor does an
         ingest with a whole-collection writer (adopt, drop, ...): the second raises LockHeld, or
         waits for the first with ``wait=True``; ingests of different sources run at once (see
-        stitcher.locks). A dry run reads only and takes no lock. Files whose bytes are those of a load the
-        collection still holds are not loaded again (stitcher.memo), unless ``reread=True``.
+        stitcher.locks). A dry run reads only and takes no lock. Files whose bytes are those of
+        a load the collection still holds are not loaded again (stitcher.memo), unless
+        ``reread=True``.
         """
         options = options or IngestOptions()
         model_ref = resolve_model(model)
