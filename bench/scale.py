@@ -62,7 +62,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--queries", type=int, default=100)
-    parser.add_argument("--batch-size", type=int, default=200, help="objects per batch request")
+    parser.add_argument("--batch-size", type=int, default=500, help="objects per batch request")
     parser.add_argument(
         "--async-indexing",
         action="store_true",

@@ -122,7 +122,11 @@ class WeaviateStore:
     Args:
         client: A connected `weaviate.WeaviateClient`.
         collection_name: The collection; Weaviate upper-cases its first letter.
-        batch_size: Objects per batch request.
+        batch_size: Objects per batch request, at most. Ingest writes a group of 256 chunks
+            at a time (8 embedding batches of 32), so the default sends each group as one
+            request: fewer requests were faster in bench/scale.py (BENCHMARKS.md, issue 13).
+            Not more: a request of 500 objects of 768 dimensions and their texts is ~3 MB, under
+            the 4 MB a default gRPC server accepts.
         retry_policy: How requests that failed transiently (connection lost, UNAVAILABLE, 5xx,
             timeouts) and objects refused for such reasons are retried; others never are.
         retry_delays: Older spelling: the longest waits of the policy, one retry per entry.
@@ -144,7 +148,7 @@ class WeaviateStore:
         client: weaviate.WeaviateClient,
         collection_name: str,
         *,
-        batch_size: int = 200,
+        batch_size: int = 500,
         retry_policy: RetryPolicy | None = None,
         retry_delays: Sequence[float] | None = None,
         replication_factor: int | None = None,
