@@ -31,6 +31,7 @@ from stitcher.locks import (
 )
 from stitcher.store.memory import MemoryServer, MemoryStore
 from stitcher.store.weaviate import WeaviateLeases, bookkeeping_uuid
+from tests.test_faults import _wait_until_stopped
 from tests.test_sources import ROOT, STITCHER, TEXT, cli, make_root
 
 
@@ -331,16 +332,6 @@ def _chunks(client: Any, name: str) -> dict[tuple[str, int], tuple[Any, ...]]:
         found[key_of[str(o.uuid)]] = (p["text"], p["start"], p["end"], p["doc_hash"], parent)
     assert len(found) == len(objects)
     return found
-
-
-def _wait_until_stopped(proc: subprocess.Popen[str]) -> None:
-    """Until the process has sent itself SIGSTOP at its fault point."""
-    while True:
-        assert proc.poll() is None, proc.communicate()
-        state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        if state == "T":
-            return
-        time.sleep(0.1)
 
 
 def test_ingests_of_other_sources_run_alongside_and_write_what_one_run_writes(
