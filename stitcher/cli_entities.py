@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from stitcher.config import DEFAULT_COLLECTION
+from stitcher.errors import CollectionMissing
 from stitcher.graph.model import KINDS, name_key, read_entities
 
 if TYPE_CHECKING:
@@ -44,6 +45,15 @@ _GrpcOpt = Annotated[
 _CollectionOpt = Annotated[
     str, typer.Option("--collection", "-c", help="Chunk collection the entities belong to.")
 ]
+_TenantOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        help="Tenant of a multi-tenant collection whose chunks to read (env: STITCHER_TENANT). "
+        "Entities are shared by a collection's tenants; without one, every active tenant.",
+        show_default=False,
+    ),
+]
 _JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
 _KindOpt = Annotated[
     str | None,
@@ -52,14 +62,27 @@ _KindOpt = Annotated[
 
 
 def _stitcher(
-    ctx: typer.Context, url: str | None, api_key: str | None, grpc_port: int | None, collection: str
+    ctx: typer.Context,
+    url: str | None,
+    api_key: str | None,
+    grpc_port: int | None,
+    collection: str,
+    tenant: str | None = None,
 ) -> Stitcher:
     from stitcher.api import Stitcher
 
     # --profile is the root command's option (`stitcher --profile NAME entities ...`); without
     # it, a profile's url would give these commands its collection but another server.
     profile = ctx.find_root().params.get("profile")
-    return Stitcher(url, api_key, collection, grpc_port=grpc_port, notice=_notice, profile=profile)
+    return Stitcher(
+        url,
+        api_key,
+        collection,
+        grpc_port=grpc_port,
+        notice=_notice,
+        profile=profile,
+        tenant=tenant,
+    )
 
 
 @entities_app.command("load")
@@ -70,6 +93,7 @@ def load(
     ],
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
+    tenant: _TenantOpt = None,
     wait: Annotated[
         bool, typer.Option(help="Wait for a running writer (ingest, ...) instead of exiting.")
     ] = False,
@@ -78,9 +102,10 @@ def load(
     api_key: _KeyOpt = None,
     grpc_port: _GrpcOpt = None,
 ) -> None:
-    """Create or update entities and their links (idempotent), then re-link stored mentions."""
+    """Create or update entities and their links (idempotent), then re-link stored mentions
+    (of --tenant only, or of every active tenant)."""
     entities = [entity for path in files for entity in read_entities(path, kind)]
-    with _stitcher(ctx, url, api_key, grpc_port, collection) as s:
+    with _stitcher(ctx, url, api_key, grpc_port, collection, tenant) as s:
         report = s.load_entities(entities, wait=wait)
     if as_json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
@@ -97,13 +122,17 @@ def show(
     name: Annotated[str, typer.Argument(help="Name, alias or part of one.")],
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
+    tenant: _TenantOpt = None,
     as_json: _JsonOpt = False,
     url: _UrlOpt = None,
     api_key: _KeyOpt = None,
     grpc_port: _GrpcOpt = None,
 ) -> None:
-    """Print one entity, its links in both directions and the documents that mention it."""
-    with _stitcher(ctx, url, api_key, grpc_port, collection) as s:
+    """Print one entity, its links in both directions and the documents that mention it (in
+    --tenant, or in each active tenant)."""
+    with _stitcher(ctx, url, api_key, grpc_port, collection, tenant) as s:
+        if tenant is not None and not s.store.exists():
+            raise CollectionMissing(s.missing_message())
         view = s.store.entities().show(name, kind)
     data = view.to_json()
     if as_json:
@@ -120,6 +149,10 @@ def show(
     if view.mentioned_in is not None:
         typer.echo(f"  mentioned in {len(view.mentioned_in)} document(s)")
         for doc_id in view.mentioned_in:
+            typer.echo(f"    {doc_id}")
+    for tenant_name, doc_ids in (view.mentioned_by_tenant or {}).items():
+        typer.echo(f"  mentioned in {len(doc_ids)} document(s) of tenant {tenant_name}")
+        for doc_id in doc_ids:
             typer.echo(f"    {doc_id}")
 
 

@@ -6,6 +6,7 @@ the LangChain adapter (stitcher.langchain) sits between the two, on top of this 
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -280,6 +281,30 @@ class Session:
                 yield
 
     @contextmanager
+    def _whole_lock(self, wait: bool, command: str) -> Iterator[None]:
+        """`_writer_lock`, and on a multi-tenant collection opened without a tenant (a writer
+        of every tenant: `entities load`, `drop --all-tenants`) each tenant's too, in name
+        order, so no tenant's ingest runs meanwhile."""
+        with ExitStack() as stack:
+            stack.enter_context(self._writer_lock(wait, command))
+            if self.tenant is None and self._is_multi_tenant():
+                for info in self.store.tenants(count=False):
+                    stack.enter_context(self._tenant_session(info.name)._writer_lock(wait, command))
+            yield
+
+    def _is_multi_tenant(self) -> bool:
+        exists = bool(self.client.collections.exists(self.store.name))
+        return exists and self.store.is_multi_tenant()
+
+    def _tenant_session(self, tenant: str) -> Session:
+        """This session's connection, bound to `tenant` (for its locks)."""
+        other = copy.copy(self)
+        other.tenant = checked_tenant_name(tenant)
+        other._store = None
+        other._settings = None
+        return other
+
+    @contextmanager
     def _sources_lock(
         self, wait: bool, sources: Sequence[str], *, dry_run: bool = False
     ) -> Iterator[None]:
@@ -332,7 +357,7 @@ class Session:
             return "stitcher"
         store = self.store
         if not store.exists():
-            raise CollectionMissing(self._missing_message())
+            raise CollectionMissing(self.missing_message())
         settings = store.settings()
         if settings is not None:
             self._settings = settings
@@ -344,7 +369,8 @@ class Session:
             "chain: it was not created by `stitcher ingest` or the seed's LangChain loader"
         )
 
-    def _missing_message(self) -> str:
+    def missing_message(self) -> str:
+        """Why this collection (or tenant) cannot be read: what exists instead."""
         if self.tenant is not None and self.collection in self.store.collection_names():
             known = [info.name for info in self.store.tenants(count=False)]
             return (
@@ -573,7 +599,7 @@ class Session:
         only. Returns False when it did not exist. Waits for, or refuses (LockHeld) while,
         another writer holds it. A multi-tenant collection as a whole goes only with
         ``all_tenants=True`` (else TenancyMismatch)."""
-        with self._writer_lock(wait, "drop"):
+        with self._whole_lock(wait, "drop"):
             if not self.store.drop(all_tenants=all_tenants):
                 return False
             # What the memo remembers is gone with the collection: a stale memo would only be
@@ -620,7 +646,9 @@ class Session:
     def load_entities(self, entities: Sequence[Any], *, wait: bool = False) -> Any:
         """Create or update entities and re-link stored mentions (`stitcher entities load`),
         holding the collection's writer lock. Returns the graph store's LoadReport."""
-        with self._writer_lock(wait, "entities load"):
+        if self.tenant is not None and not self.store.exists():
+            raise CollectionMissing(self.missing_message())
+        with self._whole_lock(wait, "entities load"):
             return self.store.entities().load(entities)
 
 

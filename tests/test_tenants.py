@@ -329,3 +329,98 @@ def test_the_first_ingests_of_two_tenants_may_race_to_create_the_collection(
     monkeypatch.undo()
     assert [t.name for t in late.tenants(count=False)] == ["kb-a", "kb-b"]
     assert late.exists() and late.settings() == SETTINGS
+
+
+def _org_file(path: Path, aliases: list[str]) -> str:
+    row = {"id": "bluefin", "name": "Bluefin Logistics", "aliases": aliases, "country": "Norway"}
+    path.write_text(json.dumps(row) + "\n", "utf-8")
+    return str(path)
+
+
+def _mentioning(collection: str, tenant: str, where: str) -> set[str]:
+    found = run_stitcher(
+        "search", "--latest", "-c", collection, "--tenant", tenant, "-w", where, "--json"
+    )
+    assert found.returncode == 0, found.stderr
+    return {p["doc_id"] for p in json.loads(found.stdout)["results"]}
+
+
+def _json_of(*args: str) -> Any:
+    done = run_stitcher(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.integration
+def test_entities_are_shared_by_tenants_and_each_tenants_mentions_are_relinked(
+    weaviate_client: Any, collection: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One organization file serves every knowledge base of a collection; re-loading it re-links
+    the stored mentions of every active tenant (or of --tenant alone) and skips inactive ones,
+    and `entities show` tells the tenants' documents apart."""
+    orgs = _org_file(tmp_path / "organizations.jsonl", ["Bluefin"])
+    loaded = _json_of("entities", "load", orgs, "-c", collection)
+    assert loaded["created"] == ["organization:bluefin"] and "chunks_relinked" not in loaded
+
+    for tenant, mentions, text in (
+        ("kb-a", ["Bluefin", "Bluefin Freight"], "Bluefin Logistics opened a depot in Oslo."),
+        ("kb-b", ["Bluefin Freight"], "蓝鳍货运宣布在卑尔根扩建仓库。"),
+        ("kb-c", ["Bluefin Freight"], "Bluefin Freight hired forty drivers."),
+    ):
+        folder = tmp_path / tenant / "docs"
+        folder.mkdir(parents=True)
+        front = f"---\ntitle: {tenant}\nmentions: {json.dumps(mentions)}\n---\n"
+        (folder / f"{tenant}.md").write_text(front + text + "\n", "utf-8")
+        done = run_stitcher("ingest", str(folder), "-c", collection, "--tenant", tenant)
+        assert done.returncode == 0, done.stderr
+    assert _mentioning(collection, "kb-a", "mentions.id=bluefin") == {"docs/kb-a.md"}
+    assert _mentioning(collection, "kb-b", "mentions.id=bluefin") == set()
+
+    # kb-c is put to sleep: a relink of every tenant must not wake it.
+    off = run_stitcher("tenants", "deactivate", "kb-c", "-c", collection)
+    assert off.returncode == 0, off.stderr
+
+    orgs = _org_file(tmp_path / "organizations.jsonl", ["Bluefin", "Bluefin Freight"])
+    report = _json_of("entities", "load", orgs, "-c", collection)
+    assert report["updated"] == ["organization:bluefin"]
+    assert report["tenants_relinked"] == ["kb-a", "kb-b"] and report["tenants_inactive"] == ["kb-c"]
+    assert report["chunks_relinked"] >= 1 and report["unresolved_mentions"] == {}
+    assert [(r["name"], r["status"]) for r in _tenants(collection)][2] == ("kb-c", "INACTIVE")
+    assert _mentioning(collection, "kb-a", "mentions.id=bluefin") == {"docs/kb-a.md"}
+    assert _mentioning(collection, "kb-b", "mentions.id=bluefin") == {"docs/kb-b.md"}
+
+    shown = _json_of("entities", "show", "Bluefin", "-c", collection)
+    assert shown["mentioned_by_tenant"] == {"kb-a": ["docs/kb-a.md"], "kb-b": ["docs/kb-b.md"]}
+    assert "mentioned_in" not in shown
+    one = _json_of("entities", "show", "Bluefin", "-c", collection, "--tenant", "kb-b")
+    assert one["mentioned_in"] == ["docs/kb-b.md"] and "mentioned_by_tenant" not in one
+
+    # --tenant re-links that tenant alone (waking it if asleep); the others keep their links.
+    orgs = _org_file(tmp_path / "organizations.jsonl", ["Bluefin", "Bluefin Cargo"])
+    report = _json_of("entities", "load", orgs, "-c", collection, "--tenant", "kb-c")
+    assert report["tenants_relinked"] == ["kb-c"]
+    assert report["unresolved_mentions"] == {"docs/kb-c.md": ["Bluefin Freight"]}
+    assert _mentioning(collection, "kb-b", "mentions.id=bluefin") == {"docs/kb-b.md"}
+    assert _mentioning(collection, "kb-c", "mentions.id=bluefin") == set()
+
+    text = run_stitcher("entities", "load", orgs, "-c", collection)
+    assert text.returncode == 0, text.stderr
+    assert "of 3 tenant(s)" in text.stderr
+    assert "unresolved mentions in tenant kb-b: docs/kb-b.md: Bluefin Freight" in text.stderr
+
+    missing = run_stitcher("entities", "show", "Bluefin", "-c", collection, "--tenant", "kb-zz")
+    assert missing.returncode == ExitStatus.FAILED
+    assert "has no tenant 'kb-zz'" in assert_one_error_line(missing.stderr)
+    missing = run_stitcher("entities", "load", orgs, "-c", collection, "--tenant", "kb-zz")
+    assert missing.returncode == ExitStatus.FAILED
+    assert "has no tenant 'kb-zz'" in assert_one_error_line(missing.stderr)
+
+    # An organization mentioned by more chunks than one query lists: every link is rewritten,
+    # and stays right.
+    import stitcher.store.entities as entity_store
+
+    monkeypatch.setattr(entity_store, "_LINK_SCAN_LIMIT", 1)
+    relinked = entity_store.EntityStore(weaviate_client, collection, "kb-a").relink()
+    assert relinked is not None and relinked.tenants == ["kb-a"]
+    assert relinked.chunks_changed == relinked.chunks_checked > 0
+    assert _mentioning(collection, "kb-a", "mentions.id=bluefin") == {"docs/kb-a.md"}

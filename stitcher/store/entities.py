@@ -40,7 +40,7 @@ from stitcher.graph.paths import (
 )
 from stitcher.graph.resolve import AmbiguousEntity, Resolver, UnknownEntity
 from stitcher.ids import canonical_collection_name
-from stitcher.store.schema import property_name
+from stitcher.store.schema import property_name, some_names
 
 # weaviate itself is imported inside the methods that use it: importing the client costs about
 # a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 
 _BATCH = 200
 _HASH_PROPERTY = "entity_hash"
+#: Chunks one filtered query lists (Weaviate's default QUERY_MAXIMUM_RESULTS).
+_LINK_SCAN_LIMIT = 10_000
 
 
 @dataclass
@@ -58,7 +60,19 @@ class RelinkReport:
 
     chunks_checked: int = 0
     chunks_changed: int = 0
-    unresolved: dict[str, list[str]] = field(default_factory=dict)
+    #: Names that resolved to no organization, by tenant (None: a single-tenant collection)
+    #: and document.
+    unresolved: dict[str | None, dict[str, list[str]]] = field(default_factory=dict)
+    #: Tenants whose chunks were re-linked (None: the collection is single-tenant).
+    tenants: list[str] | None = None
+    #: Inactive tenants left as they are: reading one would load it into the server's memory.
+    inactive_tenants: list[str] = field(default_factory=list)
+
+    def unresolved_json(self) -> dict[str, Any]:
+        """By document for one collection or tenant, by tenant then document for several."""
+        if self.tenants is None or len(self.tenants) == 1:
+            return next(iter(self.unresolved.values()), {})
+        return {tenant: docs for tenant, docs in self.unresolved.items() if tenant is not None}
 
 
 @dataclass
@@ -90,7 +104,10 @@ class LoadReport:
         }
         if self.relink is not None:
             out["chunks_relinked"] = self.relink.chunks_changed
-            out["unresolved_mentions"] = self.relink.unresolved
+            out["unresolved_mentions"] = self.relink.unresolved_json()
+            if self.relink.tenants is not None:
+                out["tenants_relinked"] = self.relink.tenants
+                out["tenants_inactive"] = self.relink.inactive_tenants
         return out
 
     def lines(self) -> list[str]:
@@ -110,12 +127,22 @@ class LoadReport:
                 "resolve to none of them"
             )
         if self.relink is not None:
+            tenants = self.relink.tenants
+            of_tenants = "" if tenants is None else f" of {len(tenants)} tenant(s)"
             out.append(
                 f"mentions re-linked on {self.relink.chunks_changed} of "
-                f"{self.relink.chunks_checked} chunks"
+                f"{self.relink.chunks_checked} chunks{of_tenants}"
             )
-            for doc_id, names in sorted(self.relink.unresolved.items()):
-                out.append(f"unresolved mentions in {doc_id}: {', '.join(names)}")
+            for tenant, docs in sorted(self.relink.unresolved.items(), key=lambda i: i[0] or ""):
+                where = "" if tenant is None else f"tenant {tenant}: "
+                for doc_id, names in sorted(docs.items()):
+                    out.append(f"unresolved mentions in {where}{doc_id}: {', '.join(names)}")
+            if self.relink.inactive_tenants:
+                out.append(
+                    f"warning: {len(self.relink.inactive_tenants)} inactive tenant(s) not "
+                    f"re-linked ({some_names(self.relink.inactive_tenants)}): reading them "
+                    "would load them; `stitcher entities load FILES --tenant NAME` re-links one"
+                )
         return out
 
 
@@ -126,6 +153,8 @@ class EntityView:
     entity: Entity
     links: dict[str, list[Entity]]
     mentioned_in: list[str] | None = None
+    #: For a multi-tenant collection read without a tenant: the documents of each active tenant.
+    mentioned_by_tenant: dict[str, list[str]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `--json` object."""
@@ -146,20 +175,31 @@ class EntityView:
             out["extra"] = dict(e.extra)
         if self.mentioned_in is not None:
             out["mentioned_in"] = self.mentioned_in
+        if self.mentioned_by_tenant is not None:
+            out["mentioned_by_tenant"] = self.mentioned_by_tenant
         return out
 
 
 class EntityStore:
     """The entity collections of one chunk collection.
 
+    The entities of a multi-tenant collection are shared by its tenants (an organization is the
+    same in every knowledge base; Weaviate lets a tenant's chunks reference a single-tenant
+    collection); what a tenant changes is which of its own chunks mention them.
+
     Args:
         client: A connected `weaviate.WeaviateClient`.
         collection: The chunk collection the entities belong to.
+        tenant: The tenant whose chunks `relink` and `show` read; None reads a single-tenant
+            collection, or every active tenant of a multi-tenant one.
     """
 
-    def __init__(self, client: weaviate.WeaviateClient, collection: str) -> None:
+    def __init__(
+        self, client: weaviate.WeaviateClient, collection: str, tenant: str | None = None
+    ) -> None:
         self._client = client
         self.collection = canonical_collection_name(collection)
+        self.tenant = tenant
 
     def collection_of(self, kind: str) -> str:
         """Name of the collection holding entities of `kind`."""
@@ -246,19 +286,47 @@ class EntityStore:
             ref: [graph.entities[target] for target in targets]
             for ref, targets in graph.references[(entity.kind, entity.id)].items()
         }
-        mentioned: list[str] | None = None
-        if entity.kind == MENTIONED_KIND:
-            mentioned = self._mentioning_documents(entity)
-        return EntityView(entity, links, mentioned)
+        if entity.kind != MENTIONED_KIND:
+            return EntityView(entity, links)
+        shards = self._chunk_shards(references=True)
+        if shards is None:
+            return EntityView(entity, links)
+        mentioned = {
+            tenant: self._mentioning_documents(chunks, entity) for tenant, chunks in shards.active
+        }
+        if shards.multi_tenant and self.tenant is None:
+            by_tenant = {str(tenant): docs for tenant, docs in mentioned.items()}
+            return EntityView(entity, links, mentioned_by_tenant=by_tenant)
+        return EntityView(entity, links, next(iter(mentioned.values()), []))
 
-    def _mentioning_documents(self, entity: Entity) -> list[str] | None:
-        from weaviate.classes.query import Filter
-
+    def _chunk_shards(self, *, references: bool = False, mentions: bool = False) -> _Shards | None:
+        """The chunk collection's handles to read: itself, this store's tenant, or each active
+        tenant. None when the collection does not exist, or lacks the mention references
+        (`references`) or the raw mentions property (`mentions`)."""
         if not self._client.collections.exists(self.collection):
             return None
-        chunks = self._client.collections.use(self.collection)
-        if MENTIONS_REF not in {ref.name for ref in chunks.config.get().references}:
+        whole = self._client.collections.use(self.collection)
+        config = whole.config.get()
+        if references and MENTIONS_REF not in {ref.name for ref in config.references}:
             return None
+        if mentions and property_name(MENTIONS) not in {prop.name for prop in config.properties}:
+            return None
+        if not config.multi_tenancy_config.enabled:
+            return _Shards(False, [(None, whole)], [])
+        if self.tenant is not None:
+            return _Shards(True, [(self.tenant, whole.with_tenant(self.tenant))], [])
+        active: list[tuple[str | None, Any]] = []
+        inactive: list[str] = []
+        for name, tenant in sorted(whole.tenants.get().items()):
+            if _is_active(tenant.activity_status):
+                active.append((name, whole.with_tenant(name)))
+            else:
+                inactive.append(name)
+        return _Shards(True, active, inactive)
+
+    def _mentioning_documents(self, chunks: Any, entity: Entity) -> list[str]:
+        from weaviate.classes.query import Filter
+
         result = chunks.query.fetch_objects(
             filters=Filter.by_ref(MENTIONS_REF)
             .by_id()
@@ -350,38 +418,84 @@ class EntityStore:
     # -- mentions --------------------------------------------------------------------------
 
     def relink(self) -> RelinkReport | None:
-        """Resolve the raw `mentions` of every stored chunk again and fix its references.
+        """Resolve the raw `mentions` of every stored chunk again and fix its references: of
+        this store's tenant, or of every active tenant of a multi-tenant collection.
 
         Returns None when the chunk collection does not exist or holds no mentions.
         """
-        from weaviate.classes.query import QueryReference
-
         report = RelinkReport()
-        if not self._client.collections.exists(self.collection):
-            return None
-        chunks = self._client.collections.use(self.collection)
-        raw = property_name(MENTIONS)
-        if raw not in {prop.name for prop in chunks.config.get().properties}:
+        shards = self._chunk_shards(mentions=True)
+        if shards is None:
             return None
         linker = MentionLinker(self._client, self.collection)
         if not linker.prepare():
             return None
+        if shards.multi_tenant:
+            report.tenants = [str(tenant) for tenant, _chunks in shards.active]
+            report.inactive_tenants = shards.inactive
+        for tenant, chunks in shards.active:
+            self._relink_shard(chunks, linker, report, tenant)
+        return report
+
+    def _relink_shard(
+        self, chunks: Any, linker: MentionLinker, report: RelinkReport, tenant: str | None
+    ) -> None:
+        from weaviate.classes.query import QueryReference
+
+        raw = property_name(MENTIONS)
+        # A tenant's chunks cannot return their references to the (single-tenant) entity
+        # collections: Weaviate then looks the targets up with the tenant and fails (weaviate
+        # issue #7281, still open in 1.38). Filtering on them works, so a tenant's current links
+        # are read organization by organization instead.
+        current_of = None if tenant is None else self._links_by_filter(chunks)
         for obj in chunks.iterator(
             return_properties=[raw, "doc_id"],
-            return_references=QueryReference(link_on=MENTIONS_REF, return_properties=[]),
+            return_references=None
+            if tenant is not None
+            else QueryReference(link_on=MENTIONS_REF, return_properties=[]),
         ):
             report.chunks_checked += 1
             names = _names(obj.properties.get(raw))
             wanted, unresolved = linker.link(names)
             if unresolved:
-                doc = report.unresolved.setdefault(str(obj.properties.get("doc_id")), [])
+                docs = report.unresolved.setdefault(tenant, {})
+                doc = docs.setdefault(str(obj.properties.get("doc_id")), [])
                 doc.extend(n for n in unresolved if n not in doc)
-            reference = (obj.references or {}).get(MENTIONS_REF)
-            current = sorted(str(o.uuid) for o in reference.objects) if reference else []
+            if current_of is not None:
+                # None: some organization has too many chunks to list; rewrite to be sure.
+                current = current_of.get(str(obj.uuid), []) if current_of.complete else None
+            else:
+                reference = (obj.references or {}).get(MENTIONS_REF)
+                current = sorted(str(o.uuid) for o in reference.objects) if reference else []
             if current != wanted:
                 chunks.data.reference_replace(obj.uuid, MENTIONS_REF, wanted)
                 report.chunks_changed += 1
-        return report
+
+    def _links_by_filter(self, chunks: Any) -> _Links:
+        """chunk id -> sorted ids of the organizations it references, one filtered query per
+        organization; `complete` is False when an organization had more chunks than one query
+        returns (the caller then rewrites every chunk's links)."""
+        from weaviate.classes.query import Filter
+
+        links = _Links()
+        for entity in self.entities([MENTIONED_KIND]):
+            target = entity_uuid(self.collection, MENTIONED_KIND, entity.id)
+            result = chunks.query.fetch_objects(
+                filters=Filter.by_ref(MENTIONS_REF).by_id().equal(target),
+                return_properties=[],
+                limit=_LINK_SCAN_LIMIT,
+            )
+            if len(result.objects) >= _LINK_SCAN_LIMIT:
+                links.complete = False
+            for obj in result.objects:
+                links.setdefault(str(obj.uuid), []).append(target)
+        for targets in links.values():
+            targets.sort()
+        return links
+
+
+class _Links(dict[str, list[str]]):
+    complete: bool = True
 
 
 class MentionLinker:
@@ -429,6 +543,20 @@ class MentionLinker:
             else:
                 ids.add(entity_uuid(self._entities.collection, entity.kind, entity.id))
         return sorted(ids), list(dict.fromkeys(unresolved))
+
+
+@dataclass(frozen=True)
+class _Shards:
+    """Where a collection's chunks are read: (tenant or None, handle) pairs."""
+
+    multi_tenant: bool
+    active: list[tuple[str | None, Any]]
+    inactive: list[str]
+
+
+def _is_active(status: Any) -> bool:
+    # The client spells ACTIVE as HOT in some versions (see store.weaviate._status_name).
+    return str(getattr(status, "value", status)).upper() in ("ACTIVE", "HOT")
 
 
 def _names(value: Any) -> list[str]:

@@ -209,7 +209,7 @@ class WeaviateStore:
 
     def entities(self) -> EntityStore:
         """The entity collections (organizations, people) that belong to this collection."""
-        return EntityStore(self._client, self._name)
+        return EntityStore(self._client, self._name, self._tenant)
 
     def layout(self) -> Layout:
         """Which layout the collection has: "stitcher", "seed" or "unknown" (see `detect_layout`).
