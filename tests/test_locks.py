@@ -431,6 +431,56 @@ def test_a_source_lease_of_another_host_refuses_that_source_and_whole_collection
         board.delete(lease_id(collection, source="faq"))
 
 
+def test_writers_of_every_tenant_give_way_to_any_tenants_ingest(
+    weaviate_client: Any, collection: str, tmp_path: Path
+) -> None:
+    """`entities load` and `drop --all-tenants` of a multi-tenant collection write every tenant:
+    a live ingest lease on one tenant's source (another host's) refuses them, naming it, while
+    the same writers bound to another tenant go ahead."""
+    for tenant in ("kb-a", "kb-b"):
+        done = cli("ingest", str(_folder(tmp_path / tenant, "faq")), "-c", collection,
+                   "--tenant", tenant)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    (tmp_path / "none.jsonl").write_text("", encoding="utf-8")
+    board = WeaviateLeases(weaviate_client)
+    now = dt.datetime.now(dt.timezone.utc)
+    planted = lease_id(collection, tenant="kb-b", source="faq")
+    board.create(
+        planted,
+        {
+            "collection": collection,
+            "tenant": "kb-b",
+            "source": "faq",
+            "host": "other-host",
+            "pid": 4242,
+            "command": "ingest",
+            "token": "theirs",
+            "acquired_at": now,
+            "expires_at": now + dt.timedelta(minutes=10),
+        },
+    )
+    try:
+        for args in (
+            ("entities", "load", str(tmp_path / "none.jsonl"), "-c", collection),
+            ("drop", "-c", collection, "--all-tenants", "--yes"),
+        ):
+            refused = cli(*args)
+            assert refused.returncode == ExitStatus.BUSY, (args, refused.stderr)
+            assert "source 'faq' of tenant 'kb-b'" in refused.stderr, refused.stderr
+            assert "other-host (pid 4242)" in refused.stderr
+            assert board.read(lease_id(collection)) is None  # nothing left held
+            assert board.read(lease_id(collection, tenant="kb-a")) is None
+        alone = cli("entities", "load", str(tmp_path / "none.jsonl"), "-c", collection,
+                    "--tenant", "kb-a")  # fmt: skip
+        assert alone.returncode == 0, alone.stderr
+        assert weaviate_client.collections.use(collection).tenants.exists("kb-b")
+    finally:
+        board.delete(planted)
+    dropped = cli("drop", "-c", collection, "--all-tenants", "--yes")
+    assert dropped.returncode == 0, dropped.stderr
+    assert not weaviate_client.collections.exists(collection)
+
+
 def test_a_lease_collection_of_an_older_version_gains_tenant_and_source(
     weaviate_client: Any, collection: str
 ) -> None:
