@@ -645,7 +645,9 @@ class Session:
 
     def load_entities(self, entities: Sequence[Any], *, wait: bool = False) -> Any:
         """Create or update entities and re-link stored mentions (`stitcher entities load`),
-        holding the collection's writer lock. Returns the graph store's LoadReport."""
+        holding the collection's writer lock. The entities of a multi-tenant collection are
+        shared by its tenants: with a tenant, that tenant's mentions are re-linked; without one,
+        every active tenant's, each tenant locked. Returns the graph store's LoadReport."""
         if self.tenant is not None and not self.store.exists():
             raise CollectionMissing(self.missing_message())
         with self._whole_lock(wait, "entities load"):
