@@ -396,17 +396,17 @@ def test_ingests_of_other_sources_run_alongside_and_write_what_one_run_writes(
         cli("drop", "--collection", reference, "--yes")
 
 
-def test_a_source_lease_of_another_host_refuses_that_source_and_whole_collection_writers(
-    weaviate_client: Any, collection: str, tmp_path: Path
-) -> None:
-    board = WeaviateLeases(weaviate_client)
+def _plant_ingest_lease(board: WeaviateLeases, collection: str, tenant: str | None) -> str:
+    """A live lease on source `faq` (of `tenant`), as another host's running ingest holds it;
+    returns its id."""
     board.ensure()
     now = dt.datetime.now(dt.timezone.utc)
+    planted = lease_id(collection, tenant=tenant, source="faq")
     board.create(
-        lease_id(collection, source="faq"),
+        planted,
         {
             "collection": collection,
-            "tenant": "",
+            "tenant": tenant or "",
             "source": "faq",
             "host": "other-host",
             "pid": 4242,
@@ -416,6 +416,14 @@ def test_a_source_lease_of_another_host_refuses_that_source_and_whole_collection
             "expires_at": now + dt.timedelta(minutes=10),
         },
     )
+    return planted
+
+
+def test_a_source_lease_of_another_host_refuses_that_source_and_whole_collection_writers(
+    weaviate_client: Any, collection: str, tmp_path: Path
+) -> None:
+    board = WeaviateLeases(weaviate_client)
+    _plant_ingest_lease(board, collection, None)
     try:
         refused = cli("ingest", str(_folder(tmp_path, "faq")), "--collection", collection)
         assert refused.returncode == ExitStatus.BUSY, refused.stderr
@@ -443,22 +451,7 @@ def test_writers_of_every_tenant_give_way_to_any_tenants_ingest(
         assert done.returncode == 0, done.stderr
     (tmp_path / "none.jsonl").write_text("", encoding="utf-8")
     board = WeaviateLeases(weaviate_client)
-    now = dt.datetime.now(dt.timezone.utc)
-    planted = lease_id(collection, tenant="kb-b", source="faq")
-    board.create(
-        planted,
-        {
-            "collection": collection,
-            "tenant": "kb-b",
-            "source": "faq",
-            "host": "other-host",
-            "pid": 4242,
-            "command": "ingest",
-            "token": "theirs",
-            "acquired_at": now,
-            "expires_at": now + dt.timedelta(minutes=10),
-        },
-    )
+    planted = _plant_ingest_lease(board, collection, "kb-b")
     try:
         for args in (
             ("entities", "load", str(tmp_path / "none.jsonl"), "-c", collection),
