@@ -726,6 +726,8 @@ def main(argv: list[str] | None = None) -> int:
             for q in questions
         ],
     }
+    # run() writes a partial JSON after each alpha: its folder must exist before the first one.
+    args.json.parent.mkdir(parents=True, exist_ok=True)
     results.update(run(args, questions, corpus))
     results["total_s"] = round(time.perf_counter() - started, 1)
     text = report(results)
