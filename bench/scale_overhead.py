@@ -2,6 +2,7 @@
 corpus, server and queries).
 
     python bench/scale_overhead.py [--sizes 10000,100000] [--queries 200] [--json OUT]
+        [--batch-size 1000 --async-indexing]     # the settings the 1M run of scale.py used
 
 bench/scale.py reports stitched minus raw hybrid as one figure. A stitched search differs from
 a raw one in two ways: it asks the hybrid query for CANDIDATES_PER_RESULT (3) times as many
@@ -61,6 +62,8 @@ def measure(store: Any, data: scale.Corpus, size: int, args: argparse.Namespace)
 
     data.grow_to(size)
     scale.run_ingest(store, data.root, data.memo)
+    # Queries are measured on a complete vector index, as in bench/scale.py.
+    indexing_s = scale.wait_for_vector_queue(store._client) if args.async_indexing else 0.0
     copies = int(data._next // len(data.base)) + 1
     queries = scale.make_queries(data.base, copies, args.queries, args.seed + size)
     embedder = scale.SyntheticEmbedder()
@@ -89,7 +92,12 @@ def measure(store: Any, data: scale.Corpus, size: int, args: argparse.Namespace)
             if name == "stitched3":
                 widening_of_stitched3.extend(widening_ms[before:])
     search_module.stitch_hits = plain  # type: ignore[assignment]
-    row: dict[str, Any] = {"size": size, "objects": store.count(), "queries": len(queries)}
+    row: dict[str, Any] = {
+        "size": size,
+        "objects": store.count(),
+        "queries": len(queries),
+        "vector_index_wait_s": round(indexing_s, 1),
+    }
     for name, values in times.items():
         row[name] = scale.summary_ms(values)
     for a, b in DIFFERENCES:
@@ -105,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--batch-size", type=int, default=500, help="objects per batch request")
+    parser.add_argument("--async-indexing", action="store_true", help="as in bench/scale.py")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/stitcher-scale"))
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--json", type=Path, default=scale.RESULTS / "scale-overhead.json")
@@ -118,13 +128,23 @@ def main(argv: list[str] | None = None) -> int:
     from stitcher.store.weaviate import WeaviateStore
 
     rows = []
+    if args.async_indexing:
+        scale._start_with_async_indexing()
     with common.temp_server() as bench:
         client = common.connect(bench)
         try:
-            store = WeaviateStore(client, scale.COLLECTION, batch_size=500)
+            store = WeaviateStore(client, scale.COLLECTION, batch_size=args.batch_size)
             for size in [int(s) for s in args.sizes.split(",") if s]:
                 rows.append(measure(store, data, size, args))
-                common.write_json(args.json, {"command": " ".join(sys.argv), "rows": rows})
+                common.write_json(
+                    args.json,
+                    {
+                        "command": " ".join(sys.argv),
+                        "batch_size": args.batch_size,
+                        "async_indexing": args.async_indexing,
+                        "rows": rows,
+                    },
+                )
         finally:
             client.close()
     shutil.rmtree(root.parent, ignore_errors=True)
