@@ -1116,6 +1116,15 @@ def doctor(
     collection: Annotated[
         str | None, typer.Option("--collection", "-c", help="Check only this collection.")
     ] = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant",
+            help="Also check this tenant's documents (of the multi-tenant collections; env: "
+            "STITCHER_TENANT). Other tenants are never read.",
+            show_default=False,
+        ),
+    ] = None,
     model: ModelOpt = None,
     chunk_size: Annotated[
         int, typer.Option(help="Chunk size ingest would use.")
@@ -1139,6 +1148,7 @@ def doctor(
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
         collection=collection,
+        tenant=tenant,
     )
     found = [check.spelled(_worded) for check in checks.run_checks(options)]
     if as_json:

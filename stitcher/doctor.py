@@ -58,6 +58,9 @@ class DoctorOptions:
     chunk_size: int = config.DEFAULT_CHUNK_SIZE
     chunk_overlap: int = config.DEFAULT_CHUNK_OVERLAP
     collection: str | None = None
+    #: Check this tenant's documents in every multi-tenant collection checked (or in the named
+    #: one), as a single-tenant collection's are; other tenants stay unread.
+    tenant: str | None = None
 
 
 def exit_status(checks: list[Check]) -> ExitStatus:
@@ -307,10 +310,38 @@ def check_collections(client: Any, options: DoctorOptions) -> list[Check]:
         names = WeaviateStore(client, DEFAULT_COLLECTION).collection_names()
     model_name = _model_name(options.model)
     checks = []
+    tenant_found = False
     for name in names:
         if name in BOOKKEEPING_COLLECTIONS or name.endswith(("_Organization", "_Person")):
             continue
-        checks.append(_check_collection(client, WeaviateStore(client, name), options, model_name))
+        store = WeaviateStore(client, name)
+        if options.tenant is not None and store.is_multi_tenant():
+            tenant_check = _check_named_tenant(client, store, options, model_name)
+            if tenant_check is not None:
+                tenant_found = True
+                checks.append(tenant_check)
+                continue
+        elif options.tenant is not None and options.collection is not None:
+            checks.append(
+                Check(
+                    f"collection {name}",
+                    "fail",
+                    f"single-tenant: it has no tenant {options.tenant!r}",
+                    f"leave out {setting('tenant')}",
+                )
+            )
+            return checks
+        checks.append(_check_collection(client, store, options, model_name))
+    if options.tenant is not None and not tenant_found:
+        where = f"collection {names[0]}" if options.collection is not None else "any collection"
+        checks.append(
+            Check(
+                f"tenant {options.tenant}",
+                "fail",
+                f"not a tenant of {where}",
+                "`stitcher tenants --collection NAME` lists a collection's tenants",
+            )
+        )
     if not checks:
         checks.append(Check("collections", "ok", "none yet"))
     return checks
@@ -328,8 +359,6 @@ def _model_name(model: str | None) -> str | None:
 def _check_collection(
     client: Any, store: Any, options: DoctorOptions, model_name: str | None
 ) -> Check:
-    from stitcher import rules
-
     label = f"collection {store.name}"
     if store.is_multi_tenant():
         return _check_tenants(client, store, options, model_name)
@@ -343,6 +372,16 @@ def _check_collection(
                 f"`stitcher adopt --collection {store.name}`",
             )
         return Check(label, "ok", "not a stitcher collection (left alone)")
+    return _check_documents(label, store, existing, options, model_name)
+
+
+def _check_documents(
+    label: str, store: Any, existing: Any, options: DoctorOptions, model_name: str | None
+) -> Check:
+    """A stitcher collection's (or one tenant's) settings against the flags, and the text
+    rules its documents were stored under."""
+    from stitcher import rules
+
     differences = existing.refusals(
         model=model_name or existing.model,
         chunk_size=options.chunk_size,
@@ -370,6 +409,33 @@ def _check_collection(
             "`stitcher ingest` its folders again (rebuilds them, reusing vectors)",
         )
     return Check(label, "ok", summary + f", text rules {rules.TEXT_RULES_VERSION}")
+
+
+def _check_named_tenant(
+    client: Any, store: Any, options: DoctorOptions, model_name: str | None
+) -> Check | None:
+    """The tenant `options.tenant` of a multi-tenant collection, checked as a collection is
+    (settings, documents, text rules), or None when the collection has no such tenant. An
+    inactive tenant is not read: reading it would load it, and doctor changes nothing."""
+    from stitcher.store.weaviate import WeaviateStore
+
+    tenant = options.tenant
+    found = {t.name: t for t in store.tenants(count=False)}
+    if tenant not in found:
+        return None
+    label = f"collection {store.name}, tenant {tenant}"
+    if found[tenant].status != "ACTIVE":
+        return Check(
+            label,
+            "warn",
+            f"{found[tenant].status.lower()}: its documents are not read (that would load it)",
+            f"`stitcher tenants activate {tenant} --collection {store.name}`, then doctor again",
+        )
+    tenant_store = WeaviateStore(client, store.name, tenant=tenant)
+    existing = tenant_store.settings()
+    if existing is None:
+        return Check(label, "ok", "not a stitcher collection (left alone)")
+    return _check_documents(label, tenant_store, existing, options, model_name)
 
 
 def _check_tenants(

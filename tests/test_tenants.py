@@ -311,6 +311,56 @@ def test_doctor_checks_a_multi_tenant_collection_without_waking_its_tenants(
 
 
 @pytest.mark.integration
+def test_doctor_with_a_tenant_checks_its_documents_and_reads_no_other_tenant(
+    weaviate_client: Any, two_tenants: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stitcher import rules
+    from stitcher.config import ConnectionSettings
+    from stitcher.doctor import DoctorOptions, check_collections
+
+    store = _tenant_store(weaviate_client, two_tenants, None)
+    store.set_tenant_active("kb-b", False)
+
+    def doctor(tenant: str, collection: str | None = two_tenants) -> list[Any]:
+        options = DoctorOptions(ConnectionSettings(), collection=collection, tenant=tenant)
+        found = check_collections(weaviate_client, options)
+        return [c for c in found if two_tenants in c.name or c.name.startswith("tenant ")]
+
+    (checked,) = doctor("kb-a")
+    assert checked.name == f"collection {two_tenants}, tenant kb-a"
+    assert checked.status == "ok" and checked.detail.startswith("3 documents"), checked
+    assert f"text rules {rules.TEXT_RULES_VERSION}" in checked.detail
+
+    # Found by scanning every collection too, and a rule change shows per tenant.
+    monkeypatch.setattr(rules, "TEXT_RULES_VERSION", rules.TEXT_RULES_VERSION + ".next")
+    (older,) = doctor("kb-a", collection=None)
+    assert older.status == "warn" and "3 stored under older text rules" in older.detail, older
+
+    (asleep,) = doctor("kb-b")
+    assert asleep.status == "warn" and "inactive" in asleep.detail, asleep
+    assert f"tenants activate kb-b --collection {two_tenants}" in asleep.fix
+    assert [t.status for t in store.tenants(count=False)] == ["ACTIVE", "INACTIVE"]
+
+    shared, missing = doctor("kb-zz")
+    assert shared.status == "ok" and "multi-tenant: 2 tenants (1 active)" in shared.detail
+    assert missing.status == "fail" and missing.name == "tenant kb-zz", missing
+    assert f"not a tenant of collection {two_tenants}" in missing.detail
+
+
+@pytest.mark.integration
+def test_doctor_names_a_missing_tenant_and_exits_1_through_the_script(two_tenants: str) -> None:
+    done = run_stitcher("doctor", "-c", two_tenants, "--tenant", "kb-zz", "--json")
+    assert done.returncode == ExitStatus.FAILED == 1, done.stderr
+    checks = {c["check"]: c for c in json.loads(done.stdout)}
+    assert checks["tenant kb-zz"]["status"] == "fail", checks
+    assert checks[f"collection {two_tenants}"]["status"] == "ok"
+
+    found = run_stitcher("doctor", "-c", two_tenants, "--tenant", "kb-a", "--json")
+    checked = {c["check"]: c for c in json.loads(found.stdout)}
+    assert checked[f"collection {two_tenants}, tenant kb-a"]["status"] == "ok", found.stdout
+
+
+@pytest.mark.integration
 def test_the_first_ingests_of_two_tenants_may_race_to_create_the_collection(
     weaviate_client: Any, collection: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
