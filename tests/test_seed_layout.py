@@ -574,3 +574,79 @@ def test_cli_searches_a_seed_collection_then_adopts_it(
         assert all(r["doc_id"].startswith("corpus/") for r in out["results"])
     finally:
         weaviate_client.collections.delete(name)
+
+
+def test_seed_knowledge_bases_move_into_tenants_of_one_collection(
+    weaviate_client: Any, corpus: Path, embeddings: Any, tmp_path: Path
+) -> None:
+    """The README's way from the seeds' `index_{knowledge_id}` collections to tenants: adopt
+    each in place, export it, import it as a tenant, drop the old one, through the script; the
+    vectors arrive unchanged, and ingest takes the tenant over as it takes an adopted collection."""
+    import json
+    import subprocess
+
+    from tests.test_exit_codes import script_environment, stitcher_script
+
+    def run(*args: str) -> Any:
+        done = subprocess.run(
+            [str(stitcher_script()), *args],
+            env=script_environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, (args, done.stderr)
+        return json.loads(done.stdout) if "--json" in args else done
+
+    seeds = {"kb-1": "Index_kb1", "kb-2": "Index_kb2"}
+    into = "SeedKnowledgeBases"
+
+    def tenant_check(tenant: str) -> Any:
+        checks = run("doctor", "-c", into, "--tenant", tenant, "--json")
+        return next(c for c in checks if c["check"] == f"collection {into}, tenant {tenant}")
+
+    try:
+        vectors_before = {}
+        for tenant, name in seeds.items():
+            make_seed_collection(weaviate_client, name, corpus, embeddings)
+            vectors_before[tenant] = stored_by_text(WeaviateStore(weaviate_client, name))
+            run("adopt", "-c", name, "--root", str(corpus))
+            exported = tmp_path / f"{tenant}.jsonl.gz"
+            run("export", str(exported), "-c", name)
+            report = run("import", str(exported), "-c", into, "--tenant", tenant, "--json")
+            assert report["written"] == len(vectors_before[tenant]), report
+            run("drop", "-c", name, "--yes")
+            assert not weaviate_client.collections.exists(name)
+
+        listed = run("tenants", "-c", into, "--json")
+        assert sorted(t["name"] for t in listed) == sorted(seeds)
+        for tenant in seeds:
+            shard = weaviate_client.collections.get(into).with_tenant(tenant)
+            after = {
+                str(o.properties["text"]).strip(): o.vector["default"]
+                for o in shard.iterator(include_vector=True)
+            }
+            assert after.keys() == vectors_before[tenant].keys()
+            for text, vector in vectors_before[tenant].items():
+                assert after[text] == pytest.approx(vector, abs=1e-6)
+            found = run("search", "how do birds navigate", "-c", into, "--tenant", tenant, "--json")
+            assert found["results"] and all(
+                r["doc_id"].startswith("corpus/") for r in found["results"]
+            )
+            # Adopted text was split the seed's way: doctor says so, and how to fix it.
+            warned = tenant_check(tenant)
+            assert warned["status"] == "warn" and "older text rules" in warned["detail"], warned
+            assert "stitcher ingest" in warned["fix"]
+        # stitcher ingest takes a moved knowledge base over as it takes over an adopted
+        # collection: re-chunked, the vectors of unchanged chunk texts reused, then unchanged.
+        first = run("ingest", str(corpus), "-c", into, "--tenant", "kb-1", "--json")
+        assert first["failed"] == 0 and first["reused_vectors"] > 0, first
+        again = run("ingest", str(corpus), "-c", into, "--tenant", "kb-1", "--json")
+        assert (again["unchanged"], again["embedded"]) == (len(CORPUS_FILES), 0), again
+        assert tenant_check("kb-1")["status"] == "ok"
+        assert tenant_check("kb-2")["status"] == "warn"  # untouched by kb-1's ingest
+    finally:
+        for name in [*seeds.values(), into]:
+            if weaviate_client.collections.exists(name):
+                weaviate_client.collections.delete(name)
