@@ -62,7 +62,7 @@ import psutil
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
 from stitcher.store.base import LeaseBoard
-from stitcher.store.weaviate import bookkeeping_uuid
+from stitcher.store.wschema import bookkeeping_uuid
 
 #: How long a lease lasts without renewal; the holder renews it every third of that.
 LEASE_SECONDS = 120.0

@@ -78,7 +78,8 @@ def test_a_collection_without_the_rules_property_is_upgraded(
 ) -> None:
     """A collection created by the previous layout lacks the `rules` property altogether."""
     from stitcher.store.schema import settings_to_description
-    from stitcher.store.weaviate import WeaviateStore, _core_properties
+    from stitcher.store.weaviate import WeaviateStore
+    from stitcher.store.wschema import core_properties
 
     name = "Rules" + uuid.uuid4().hex[:12]
     from weaviate.classes.config import Configure
@@ -86,7 +87,7 @@ def test_a_collection_without_the_rules_property_is_upgraded(
     weaviate_client.collections.create(
         name,
         description=settings_to_description(SETTINGS),
-        properties=[p for p in _core_properties() if p.name != "rules"],
+        properties=[p for p in core_properties() if p.name != "rules"],
         vector_config=Configure.Vectors.self_provided(),
     )
     store = WeaviateStore(weaviate_client, name)

@@ -16,7 +16,8 @@ from stitcher.graph.model import KINDS, entity_collection
 from stitcher.models import ChunkRecord
 from stitcher.store.base import ChunkStore
 from stitcher.store.memory import MemoryServer, MemoryStore
-from stitcher.store.weaviate import WeaviateStore, parse_explain
+from stitcher.store.weaviate import WeaviateStore
+from stitcher.store.wscores import parse_explain
 from stitcher.testing import (
     SETTINGS,
     ChunkStoreContract,

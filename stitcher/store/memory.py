@@ -700,7 +700,7 @@ def _as_seed(
     vector: Sequence[float] | None,
     properties: Sequence[str] | None,
 ) -> SeedObject:
-    """What Weaviate's cursor gives for one object (stitcher.store.weaviate.to_seed_object)."""
+    """What Weaviate's cursor gives for one object (stitcher.store.wseed.to_seed_object)."""
     values = dict(stored) if properties is None else {k: stored.get(k) for k in properties}
     text = values.pop("text", None)
     source = values.pop("source", None)

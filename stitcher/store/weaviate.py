@@ -5,6 +5,10 @@ Layout (see stitcher.store.schema): explicit properties, never auto-schema; one 
 searches the collection as is); the CollectionSettings as JSON in the collection description.
 BM25 runs on `text_seg`, the client-side segmented keyword text, so Chinese words match inside
 compounds on any server.
+
+Beside it: stitcher.store.wschema (the properties and the bookkeeping collections),
+wscores (fusion and explain_score), wseed (the seed's layout), wleases (writer leases) and
+wfilters (the `--where` tree as the client's Filter).
 """
 
 from __future__ import annotations
@@ -14,14 +18,12 @@ import datetime as dt
 import functools
 import json
 import random
-import re
 import socket
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS, LEASE_COLLECTION, SOURCES_COLLECTION
+from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS, SOURCES_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
     ListingIncomplete,
@@ -49,12 +51,11 @@ from stitcher.models import (
     WriteFailure,
 )
 from stitcher.retry import RetryPolicy, call_with_retries
-from stitcher.store.base import Layout, check_fusion, scope_of
+from stitcher.store.base import Layout, scope_of
 from stitcher.store.entities import EntityStore, MentionLinker
 from stitcher.store.schema import (
     CORE_PROPERTIES,
     ExtraProperty,
-    Kind,
     MetadataConflict,
     extra_from_description,
     no_tenants,
@@ -68,17 +69,34 @@ from stitcher.store.schema import (
     user_fields,
 )
 from stitcher.store.wfilters import translate
+from stitcher.store.wleases import WeaviateLeases
+from stitcher.store.wschema import (
+    DEFAULT_CLUSTER_REPLICATION,
+    MAX_RESULTS,
+    bookkeeping_uuid,
+    core_properties,
+    ensure_bookkeeping_collection,
+    ensure_text_property,
+    extra_property,
+    has_property,
+    kind_of_property,
+)
+from stitcher.store.wscores import parse_explain, weaviate_fusion
+from stitcher.store.wseed import (
+    MAX_HOP_FETCH,
+    SEED_PARENT,
+    SEED_TEXT,
+    default_vector,
+    detect_layout,
+    to_seed_object,
+)
 
 # weaviate itself is imported inside the methods that use it: importing the client costs about
 # a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
 if TYPE_CHECKING:
     import weaviate
     from weaviate.collections import Collection
-    from weaviate.collections.classes.config import Property
 
-#: The server refuses limit/offset windows beyond this (QUERY_MAXIMUM_RESULTS) and deletes at
-#: most this many objects per delete_many call.
-MAX_RESULTS = 10_000
 _IDS_PER_QUERY = 500
 _HASHES_PER_QUERY = 500
 # Versions of one document the documents() aggregate lists; normally 1, 2 mid-update.
@@ -87,8 +105,6 @@ _MAX_VERSIONS = 20
 #: How many replicas must answer a read or acknowledge a write (`--consistency`).
 CONSISTENCY_LEVELS = ("one", "quorum", "all")
 DEFAULT_CONSISTENCY = "quorum"
-#: Replicas a new collection gets on a cluster unless --replication-factor says otherwise.
-DEFAULT_CLUSTER_REPLICATION = 3
 #: Seconds a whole-collection listing waits for the replica answering it to catch up. Weaviate
 #: 1.38 serves a listing (cursor, filtered fetch, group-by aggregate) from ONE replica per shard,
 #: the coordinator's own if it has one, whatever the consistency level; async replication
@@ -98,22 +114,6 @@ DEFAULT_LISTING_PATIENCE = 120.0
 _LISTING_DELAYS = (1.0, 2.0, 4.0, 8.0, 15.0)
 
 T = TypeVar("T")
-
-# Examples of Weaviate 1.38's explain_score, one line per side that found the object.
-# relativeScoreFusion ("normalized score" is already weighted: alpha * normalised vector score,
-# (1 - alpha) * normalised BM25 score; here alpha = 0.3):
-#   "\nHybrid (Result Set keyword,bm25) Document 6f1c...: original score 0.51622593, normalized
-#    score: 0.7 - \nHybrid (Result Set vector,hybridVector) Document 6f1c...: original score
-#    0.9938837, normalized score: 0.3"
-# rankedFusion (each side adds weight / (rank + 60), rank counted from 0):
-#   "\nHybrid (Result Set vector,hybridVector) Document 6f1c... contributed 0.0050000004 to the
-#    score\nHybrid (Result Set keyword,bm25) Document 6f1c... contributed 0.011666667 to the score"
-_NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|NaN)"
-_RELATIVE_RE = re.compile(
-    rf"Result Set (keyword|vector)\b[^)]*\) Document \S+?: original score {_NUMBER}, "
-    rf"normalized score: {_NUMBER}"
-)
-_RANKED_RE = re.compile(rf"Result Set (keyword|vector)\b[^)]*\) Document \S+ contributed {_NUMBER}")
 
 
 class WeaviateStore:
@@ -411,7 +411,7 @@ class WeaviateStore:
                 lambda: self._client.collections.create(
                     self._name,
                     description=settings_to_description(settings),
-                    properties=_core_properties(),
+                    properties=core_properties(),
                     vector_config=Configure.Vectors.self_provided(),
                     replication_config=replication,
                     multi_tenancy_config=tenancy,
@@ -750,7 +750,7 @@ class WeaviateStore:
                 ),
             )
             for obj in result.objects:
-                vector = _default_vector(obj.vector)
+                vector = default_vector(obj.vector)
                 if vector is not None:
                     vectors[str(obj.properties["chunk_hash"])] = vector
         return vectors
@@ -1001,7 +1001,7 @@ class WeaviateStore:
                 ),
             )
             for obj in page.objects:
-                yield self._to_record(obj), _default_vector(obj.vector) or []
+                yield self._to_record(obj), default_vector(obj.vector) or []
             listed += len(page.objects)
             if len(page.objects) < page_size:
                 break
@@ -1035,7 +1035,7 @@ class WeaviateStore:
             for prop in config.properties:
                 if prop.name in CORE_PROPERTIES:
                     continue
-                kind = _kind_of_property(str(prop.data_type.value), prop.tokenization)
+                kind = kind_of_property(str(prop.data_type.value), prop.tokenization)
                 if kind is not None:
                     extras[prop.name] = extra_from_description(prop.name, kind, prop.description)
             self._extras = extras
@@ -1046,7 +1046,7 @@ class WeaviateStore:
 
         for extra in new:
             try:
-                self._collection.config.add_property(_extra_property(extra))
+                self._collection.config.add_property(extra_property(extra))
             except UnexpectedStatusCodeError:
                 # Another writer may have added it meanwhile; fail only if it is still missing.
                 if extra.name not in self._load_extras(refresh=True):
@@ -1062,7 +1062,7 @@ class WeaviateStore:
         """
         from weaviate.exceptions import UnexpectedStatusCodeError
 
-        for prop in _core_properties():
+        for prop in core_properties():
             if prop.name in self._present:
                 continue
             try:
@@ -1085,7 +1085,7 @@ class WeaviateStore:
         registry = self._client.collections.use(SOURCES_COLLECTION)
         where = Filter.by_property("collection").equal(self._name)
         if self._tenant is not None:
-            if not _has_property(registry, "tenant"):
+            if not has_property(registry, "tenant"):
                 return {}  # no tenant ever registered a source on this server
             where = where & Filter.by_property("tenant").equal(self._tenant)
         result = registry.query.fetch_objects(
@@ -1121,7 +1121,7 @@ class WeaviateStore:
         if self._tenant is not None:
             # Each tenant registers its sources apart: two knowledge bases may both have a
             # source "docs", from different folders.
-            _ensure_text_property(registry, "tenant")
+            ensure_text_property(registry, "tenant")
             properties["tenant"] = self._tenant
             object_id = bookkeeping_uuid(self._name, name, "tenant", self._tenant)
         if registry.data.exists(object_id):
@@ -1172,7 +1172,7 @@ class WeaviateStore:
         # The whole collection: every entry of it, its tenants' included.
         where = Filter.by_property("collection").equal(self._name)
         if self._tenant is not None:
-            if not _has_property(registry, "tenant"):
+            if not has_property(registry, "tenant"):
                 return
             where = where & Filter.by_property("tenant").equal(self._tenant)
         registry.data.delete_many(where=where)
@@ -1363,7 +1363,7 @@ class WeaviateStore:
             return []
         result = self._plain.query.fetch_objects(
             filters=clauses[0] if len(clauses) == 1 else Filter.any_of(clauses),
-            limit=min(_MAX_HOP_FETCH, 2 * (len(parent_ids) + len(child_of)) + 10),
+            limit=min(MAX_HOP_FETCH, 2 * (len(parent_ids) + len(child_of)) + 10),
         )
         return [to_seed_object(obj) for obj in result.objects]
 
@@ -1372,47 +1372,6 @@ def _between_counts(listed: int, before: int, after: int) -> bool:
     """Whether a whole listing saw as many objects as the replicas counted before or after it,
     or a number in between (another writer may have been busy meanwhile)."""
     return min(before, after) <= listed <= max(before, after)
-
-
-def weaviate_fusion(fusion: str) -> Any:
-    """The client's HybridFusion for one of stitcher.store.base.FUSIONS (UsageError else)."""
-    from weaviate.classes.query import HybridFusion
-
-    check_fusion(fusion)
-    return HybridFusion.RELATIVE_SCORE if fusion == "relative" else HybridFusion.RANKED
-
-
-def parse_explain(raw: str, alpha: float, fusion: str) -> ScoreExplain:
-    """Per-side scores from Weaviate's explain_score string (formats in the comment above).
-
-    Relative fusion: `keyword`/`vector` are the min-max normalised side scores (0..1) and the
-    contributions are (1 - alpha) * keyword and alpha * vector. Ranked fusion: `keyword`/`vector`
-    are the reciprocal-rank terms 1 / (rank + 60), contributions the weighted terms. A side that
-    did not find the object is None.
-    """
-    weights = {"keyword": 1.0 - alpha, "vector": alpha}
-    contributions: dict[str, float] = {}
-    if fusion == "ranked":
-        for side, number in _RANKED_RE.findall(raw):
-            contributions[side] = float(number)
-    else:
-        for side, _original, number in _RELATIVE_RE.findall(raw):
-            contributions[side] = float(number)
-
-    def side_score(side: str) -> float | None:
-        if side not in contributions or weights[side] <= 0:
-            return None
-        return contributions[side] / weights[side]
-
-    return ScoreExplain(
-        alpha=alpha,
-        fusion=fusion,
-        keyword=side_score("keyword"),
-        vector=side_score("vector"),
-        keyword_contribution=contributions.get("keyword"),
-        vector_contribution=contributions.get("vector"),
-        raw=raw,
-    )
 
 
 def _reason(exc: Exception) -> str:
@@ -1427,349 +1386,7 @@ def _as_list(vector: Sequence[float]) -> list[float]:
     return tolist() if callable(tolist) else [float(x) for x in vector]
 
 
-def _default_vector(vectors: Any) -> list[float] | None:
-    if isinstance(vectors, dict):
-        vector = vectors.get("default")
-        if vector is None and vectors:
-            vector = next(iter(vectors.values()))
-        return [float(x) for x in vector] if vector is not None else None
-    return None
-
-
-def _kind_of_property(data_type: str, tokenization: Any) -> Kind | None:
-    token = str(getattr(tokenization, "value", tokenization) or "")
-    kinds: dict[str, Kind] = {
-        "int": "int",
-        "number": "number",
-        "boolean": "bool",
-        "date": "date",
-        "uuid": "uuid",
-        "text[]": "text[]",
-    }
-    if data_type == "text":
-        return "word" if token == "word" else "text"
-    return kinds.get(data_type)
-
-
 def _status_name(status: Any) -> str:
     """ "ACTIVE", "INACTIVE", ...: the client's names (its HOT/COLD/FROZEN are old spellings)."""
     name = str(getattr(status, "value", status))
     return {"HOT": "ACTIVE", "COLD": "INACTIVE", "FROZEN": "OFFLOADED"}.get(name, name)
-
-
-def _has_property(collection: Any, name: str) -> bool:
-    return any(prop.name == name for prop in collection.config.get().properties)
-
-
-def _ensure_text_property(collection: Any, name: str) -> None:
-    """Add a whole-value text property to a bookkeeping collection made before it was needed."""
-    from weaviate.classes.config import DataType, Property, Tokenization
-    from weaviate.exceptions import UnexpectedStatusCodeError
-
-    if _has_property(collection, name):
-        return
-    try:
-        collection.config.add_property(
-            Property(
-                name=name,
-                data_type=DataType.TEXT,
-                tokenization=Tokenization.FIELD,
-                index_searchable=False,
-            )
-        )
-    except UnexpectedStatusCodeError:
-        # Another writer may have added it meanwhile; fail only if it is still missing.
-        if not _has_property(collection, name):
-            raise
-
-
-_BOOKKEEPING_NAMESPACE = uuid.UUID("0d5c8a0e-2f4b-5a71-8e3c-6b9f1d2a7c44")
-
-
-def bookkeeping_uuid(*key: str) -> str:
-    """Deterministic object id of a bookkeeping object (a lease, a source) for `key`."""
-    return str(uuid.uuid5(_BOOKKEEPING_NAMESPACE, json.dumps(list(key))))
-
-
-def ensure_bookkeeping_collection(
-    client: weaviate.WeaviateClient, name: str, description: str, kinds: dict[str, str]
-) -> None:
-    """Create a small collection without vectors for stitcher's own records, unless it exists.
-
-    `kinds` maps property names to "text" (matched as a whole value), "int" or "date".
-    """
-    from weaviate.classes.config import (
-        Configure,
-        DataType,
-        Property,
-        ReplicationDeletionStrategy,
-        Tokenization,
-    )
-    from weaviate.exceptions import UnexpectedStatusCodeError
-
-    if client.collections.exists(name):
-        return
-    # Leases and the source registry must survive a node loss like the chunks do: replicated
-    # on every node up to three (on one node: not at all).
-    factor = min(DEFAULT_CLUSTER_REPLICATION, max(1, len(client.cluster.nodes())))
-    replication = Configure.replication(
-        factor=factor,
-        deletion_strategy=ReplicationDeletionStrategy.TIME_BASED_RESOLUTION,
-    )
-    types = {"int": DataType.INT, "date": DataType.DATE}
-    properties = [
-        Property(
-            name=prop,
-            data_type=DataType.TEXT,
-            tokenization=Tokenization.FIELD,
-            index_searchable=False,
-        )
-        if kind == "text"
-        else Property(name=prop, data_type=types[kind])
-        for prop, kind in kinds.items()
-    ]
-    try:
-        client.collections.create(
-            name, description=description, properties=properties, replication_config=replication
-        )
-    except UnexpectedStatusCodeError:
-        # Two machines creating it at once: the other one won, which is just as good.
-        if not client.collections.exists(name):
-            raise
-
-
-def _core_properties() -> list[Property]:
-    from weaviate.classes.config import DataType, Property, Tokenization
-
-    def exact(name: str) -> Property:
-        # Matched as a whole value in filters; never part of BM25.
-        return Property(
-            name=name,
-            data_type=DataType.TEXT,
-            tokenization=Tokenization.FIELD,
-            index_filterable=True,
-            index_searchable=False,
-        )
-
-    def stored_only(name: str) -> Property:
-        # Returned with a hit for stitching; never searched or filtered.
-        return Property(
-            name=name,
-            data_type=DataType.TEXT,
-            index_filterable=False,
-            index_searchable=False,
-        )
-
-    def integer(name: str) -> Property:
-        # The range index makes `start < hi AND end > lo` cheap in fetch_spans.
-        return Property(name=name, data_type=DataType.INT, index_range_filters=True)
-
-    return [
-        Property(name="text", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
-        Property(
-            name="text_seg",
-            data_type=DataType.TEXT,
-            tokenization=Tokenization.WHITESPACE,
-            index_searchable=True,
-            index_filterable=False,
-        ),
-        exact("doc_id"),
-        exact("doc_hash"),
-        exact("chunk_hash"),
-        exact("source"),
-        exact("rules"),
-        exact("lang"),
-        Property(name="title", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
-        Property(name="parent_id", data_type=DataType.UUID),
-        integer("chunk_index"),
-        integer("start"),
-        integer("end"),
-        integer("doc_length"),
-        Property(name="starts_sentence", data_type=DataType.BOOL),
-        Property(name="ends_sentence", data_type=DataType.BOOL),
-        *(stored_only(name) for name in ("context_before", "context_after", "context_chunks")),
-        integer("page"),
-        Property(name="date", data_type=DataType.DATE, index_range_filters=True),
-        Property(
-            name="tags",
-            data_type=DataType.TEXT_ARRAY,
-            tokenization=Tokenization.FIELD,
-            index_searchable=False,
-        ),
-    ]
-
-
-def _extra_property(extra: ExtraProperty) -> Property:
-    from weaviate.classes.config import DataType, Property, Tokenization
-
-    types = {
-        "text": DataType.TEXT,
-        "int": DataType.INT,
-        "number": DataType.NUMBER,
-        "bool": DataType.BOOL,
-        "date": DataType.DATE,
-        "text[]": DataType.TEXT_ARRAY,
-    }
-    data_type = types[extra.kind]
-    if data_type in (DataType.TEXT, DataType.TEXT_ARRAY):
-        return Property(
-            name=extra.name,
-            description=extra.key,
-            data_type=data_type,
-            tokenization=Tokenization.FIELD,
-            index_searchable=False,
-        )
-    return Property(
-        name=extra.name,
-        description=extra.key,
-        data_type=data_type,
-        index_range_filters=data_type in (DataType.INT, DataType.NUMBER, DataType.DATE),
-    )
-
-
-#: Properties a seed-layout collection has (LangChain's text key and the seed's chain link).
-SEED_PROPERTIES = frozenset({"text", "parent_id"})
-
-#: The seed layout's property names: LangChain's text key, its source, the seed's chain link.
-SEED_TEXT = "text"
-SEED_SOURCE = "source"
-SEED_PARENT = "parent_id"
-
-#: Objects one seed-layout hop asks for at most; a hop needs at most two per open chain end.
-_MAX_HOP_FETCH = 10_000
-
-
-def to_seed_object(obj: Any, *, with_vector: bool = False) -> SeedObject:
-    """A `SeedObject` from a weaviate-client result object (any layout: what it stores)."""
-    properties = dict(obj.properties or {})
-    text = properties.pop(SEED_TEXT, None)
-    source = properties.pop(SEED_SOURCE, None)
-    parent = properties.pop(SEED_PARENT, None)
-    vector = None
-    if with_vector:
-        vectors = obj.vector
-        if isinstance(vectors, dict) and vectors:
-            raw = vectors.get("default")
-            if raw is None:
-                raw = next(iter(vectors.values()))
-            vector = [float(x) for x in raw]
-    return SeedObject(
-        id=str(obj.uuid),
-        text=str(text or ""),
-        source=str(source or ""),
-        parent_id=str(parent) if parent else None,
-        extra={k: v for k, v in properties.items() if v is not None},
-        vector=vector,
-    )
-
-
-def detect_layout(client: Any, name: str) -> Layout:
-    """Which layout a collection has.
-
-    "stitcher": stitcher's settings are recorded in its description. "seed": no settings, but a
-    `text` and a `parent_id` property (LangChain's text key and seed 003's chain link; `source`
-    is usual but not required). "unknown": anything else.
-
-    Args:
-        client: A connected `weaviate.WeaviateClient`.
-        name: The collection's name.
-
-    Raises:
-        CollectionMissing: The collection does not exist.
-    """
-    if not client.collections.exists(name):
-        raise CollectionMissing(
-            f"collection {name!r} does not exist on the server; check {setting('collection')}"
-        )
-    config = client.collections.use(name).config.get()
-    if settings_from_description(config.description) is not None:
-        return "stitcher"
-    names = {prop.name for prop in config.properties}
-    if names >= SEED_PROPERTIES:
-        return "seed"
-    return "unknown"
-
-
-class WeaviateLeases:
-    """The leases of one server: objects of its `StitcherLease` collection (see stitcher.locks).
-
-    Create-only as far as Weaviate allows: `data.insert` is refused (422) for an id that exists.
-    """
-
-    #: The record's values and how Weaviate stores them.
-    KINDS: ClassVar[dict[str, str]] = {
-        "collection": "text",
-        "tenant": "text",
-        "source": "text",
-        "host": "text",
-        "pid": "int",
-        "command": "text",
-        "token": "text",
-        "acquired_at": "date",
-        "expires_at": "date",
-    }
-
-    #: Values a lease collection made by an older stitcher lacks (added on first use).
-    ADDED_LATER: ClassVar[tuple[str, ...]] = ("tenant", "source")
-
-    def __init__(self, client: weaviate.WeaviateClient) -> None:
-        self._client = client
-        self._ready = False
-
-    def ensure(self) -> None:
-        """Create the lease collection unless it exists (once per board), with every value a
-        lease records: a server that never auto-adds properties refuses others."""
-        if self._ready:
-            return
-        if self._client.collections.exists(LEASE_COLLECTION):
-            leases = self._leases()
-            for name in self.ADDED_LATER:
-                _ensure_text_property(leases, name)
-        else:
-            ensure_bookkeeping_collection(
-                self._client,
-                LEASE_COLLECTION,
-                "stitcher: who is writing which collection (a lease per collection, tenant or "
-                "source)",
-                self.KINDS,
-            )
-        self._ready = True
-
-    def records_of(self, collection: str) -> list[dict[str, Any]]:
-        """Every lease record of `collection` (its tenants' and sources' too)."""
-        from weaviate.classes.query import Filter
-
-        if not self._client.collections.exists(LEASE_COLLECTION):
-            return []
-        result = self._leases().query.fetch_objects(
-            filters=Filter.by_property("collection").equal(collection), limit=MAX_RESULTS
-        )
-        return [dict(o.properties) for o in result.objects]
-
-    def read(self, lease_id: str) -> dict[str, Any] | None:
-        """The lease object's properties, or None."""
-        found = self._leases().query.fetch_object_by_id(lease_id)
-        return None if found is None else dict(found.properties)
-
-    def create(self, lease_id: str, record: Mapping[str, Any]) -> bool:
-        """Insert the lease object; False when one with this id exists already."""
-        from weaviate.exceptions import UnexpectedStatusCodeError
-
-        try:
-            self._leases().data.insert(uuid=lease_id, properties=dict(record))
-        except UnexpectedStatusCodeError as error:
-            if error.status_code == 422 and self.read(lease_id) is not None:
-                return False
-            raise
-        return True
-
-    def update(self, lease_id: str, changes: Mapping[str, Any]) -> None:
-        """Change some properties of the lease object."""
-        self._leases().data.update(uuid=lease_id, properties=dict(changes))
-
-    def delete(self, lease_id: str) -> None:
-        """Delete the lease object (nothing happens when it is gone)."""
-        self._leases().data.delete_by_id(lease_id)
-
-    def _leases(self) -> Any:
-        return self._client.collections.use(LEASE_COLLECTION)
