@@ -375,6 +375,25 @@ def _check_collection(
     return _check_documents(label, store, existing, options, model_name)
 
 
+def _refused_by(
+    existing: Any, label: str, prefix: str, options: DoctorOptions, model_name: str | None
+) -> Check | None:
+    """A warning when `ingest` with these flags would be refused by the recorded settings."""
+    differences = existing.refusals(
+        model=model_name or existing.model,
+        chunk_size=options.chunk_size,
+        chunk_overlap=options.chunk_overlap,
+    )
+    if not differences:
+        return None
+    return Check(
+        label,
+        "warn",
+        f"{prefix}ingest with these flags is refused: " + "; ".join(differences),
+        f"use the collection's settings, or another {setting('collection')}",
+    )
+
+
 def _check_documents(
     label: str, store: Any, existing: Any, options: DoctorOptions, model_name: str | None
 ) -> Check:
@@ -382,18 +401,9 @@ def _check_documents(
     rules its documents were stored under."""
     from stitcher import rules
 
-    differences = existing.refusals(
-        model=model_name or existing.model,
-        chunk_size=options.chunk_size,
-        chunk_overlap=options.chunk_overlap,
-    )
-    if differences:
-        return Check(
-            label,
-            "warn",
-            "ingest with these flags is refused: " + "; ".join(differences),
-            f"use the collection's settings, or another {setting('collection')}",
-        )
+    refused = _refused_by(existing, label, "", options, model_name)
+    if refused is not None:
+        return refused
     documents = store.documents()
     current = frozenset({rules.TEXT_RULES_VERSION})
     older = sum(1 for doc in documents.values() if doc.rules != current)
@@ -457,16 +467,5 @@ def _check_tenants(
         f"multi-tenant: {len(tenants)} tenants ({active} active), {existing.model}, "
         f"{existing.chunk_size}/{existing.chunk_overlap} chunks"
     )
-    differences = existing.refusals(
-        model=model_name or existing.model,
-        chunk_size=options.chunk_size,
-        chunk_overlap=options.chunk_overlap,
-    )
-    if differences:
-        return Check(
-            label,
-            "warn",
-            f"{summary}; ingest with these flags is refused: " + "; ".join(differences),
-            f"use the collection's settings, or another {setting('collection')}",
-        )
-    return Check(label, "ok", summary)
+    refused = _refused_by(existing, label, f"{summary}; ", options, model_name)
+    return refused if refused is not None else Check(label, "ok", summary)

@@ -307,6 +307,12 @@ def test_doctor_checks_a_multi_tenant_collection_without_waking_its_tenants(
     (check,) = check_collections(weaviate_client, options)
     assert check.status == "ok", check
     assert "multi-tenant: 2 tenants (1 active)" in check.detail
+    other = DoctorOptions(ConnectionSettings(), collection=two_tenants, chunk_size=300)
+    (refused,) = check_collections(weaviate_client, other)
+    assert refused.status == "warn" and "multi-tenant: 2 tenants" in refused.detail
+    assert "ingest with these flags is refused: chunk_size: 250 (collection) != 300" in (
+        refused.detail
+    )
     assert [t.status for t in store.tenants(count=False)] == ["INACTIVE", "ACTIVE"]
 
 
