@@ -583,19 +583,11 @@ def test_seed_knowledge_bases_move_into_tenants_of_one_collection(
     each in place, export it, import it as a tenant, drop the old one, through the script; the
     vectors arrive unchanged, and ingest takes the tenant over as it takes an adopted collection."""
     import json
-    import subprocess
 
-    from tests.test_exit_codes import script_environment, stitcher_script
+    from tests.test_exit_codes import run_stitcher
 
     def run(*args: str) -> Any:
-        done = subprocess.run(
-            [str(stitcher_script()), *args],
-            env=script_environment(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        done = run_stitcher(*args)
         assert done.returncode == 0, (args, done.stderr)
         return json.loads(done.stdout) if "--json" in args else done
 
