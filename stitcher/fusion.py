@@ -9,6 +9,7 @@ are in the block of constants below.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -205,15 +206,103 @@ def demote_weak_hits(hits: Sequence[Hit]) -> list[Hit]:
     section answers the query loses nothing: the section's own chunks are hits too, and the
     stitched passage joins them.
     """
-    strong = [h for h in hits if not one_sided(h.explain) and not bare_heading(h)]
+    return _rank_after(hits, lambda h: one_sided(h.explain) or bare_heading(h), "")
+
+
+# --- tables of contents --------------------------------------------------------------------------
+
+#: An entry of a table of contents: a multi-level section number ("8.4.", "2.1.1", "A.3.")
+#: before a title; Chinese chapter lines ("第 2 章 …", "附录 A …"); an info menu item
+#: ("* Invoking::"). Single-level numbers ("3. Title") count only next to these or a title
+#: line, so a numbered list of steps is never a listing.
+_DOTTED_ENTRY = re.compile(r"(?:[A-Z]\.)?\d+(?:\.\d+)+\.?\s+\S")
+_SINGLE_ENTRY = re.compile(r"(?:\d+|[A-Z]|[IVXLC]+)\.\s+\S")
+_CHAPTER_ENTRY = re.compile(r"(?:Chapter|Appendix|Part)\s+\S+\s|第\s*\S+\s*[章节部篇]|附录")
+_MENU_ENTRY = re.compile(r"\*\s+[^:]+::")
+_LISTING_TITLE = re.compile(
+    r"(?:Table of Contents|Contents|List of (?:Tables|Figures|Examples)|\* Menu:|目录|目錄)\s*",
+    re.I,
+)
+
+#: Share of a chunk's visible characters that must be entries for it to be a listing. The
+#: end of a listing followed by the first sentence of the text stays below it (0.71-0.83 on the
+#: Debian manuals), and so does a section heading with its answer under it.
+CONTENTS_ENTRY_SHARE = 0.85
+
+#: An entry is a title, not a sentence: longer lines are text.
+_ENTRY_MAX_CHARS = 200
+#: A first line this short that is no entry is the tail of a line the chunk boundary cut.
+_CUT_LINE_MAX_CHARS = 40
+
+
+def _entry_kind(line: str) -> str | None:
+    """ "dotted", "title", "single" for a table-of-contents line, None for anything else."""
+    if len(line) > _ENTRY_MAX_CHARS or "\t" in line:
+        return None  # a table row, or text
+    if _LISTING_TITLE.fullmatch(line):
+        return "title"
+    if _MENU_ENTRY.match(line):
+        return "dotted"  # an info menu item; its description may be a sentence
+    if line.endswith((".", "。")):
+        return None  # a statement: a numbered step or a sentence, not a title
+    if _DOTTED_ENTRY.match(line) or _CHAPTER_ENTRY.match(line):
+        return "dotted"
+    if _SINGLE_ENTRY.match(line):
+        return "single"
+    return None
+
+
+def is_contents_listing(text: str) -> bool:
+    """Whether a chunk is part of a table of contents: lines of numbered section titles.
+
+    Manuals open chapters with them (the Debian FAQ's chapters list their question-shaped
+    headings: "8.4. How do I display the files of an installed package?"), and such a chunk
+    shares a question's words without answering it: on the question benchmark, listings took
+    top-5 places for 38 of 153 English and 60 of 132 Chinese questions.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    kinds = [_entry_kind(line) for line in lines]
+    if not any(kind in ("dotted", "title") for kind in kinds):
+        return False
+    entries = sum(len(line) for line, kind in zip(lines, kinds, strict=True) if kind)
+    total = sum(len(line) for line in lines)
+    if kinds[0] is None and len(lines[0]) <= _CUT_LINE_MAX_CHARS:
+        total -= len(lines[0])
+    return sum(kind is not None for kind in kinds) >= 2 and entries >= CONTENTS_ENTRY_SHARE * total
+
+
+def demote_contents_listings(hits: Sequence[Hit]) -> list[Hit]:
+    """Rank hits that are table-of-contents chunks after all others (see demote_weak_hits).
+
+    The section a listing names is indexed too, so its own chunks stay to answer; the listing
+    keeps its place only among listings, or when nothing else matched.
+    """
+    return _rank_after(hits, lambda h: is_contents_listing(h.record.text), DEMOTED_LISTING)
+
+
+#: ScoreExplain.demoted for a table-of-contents hit (`--explain` shows it).
+DEMOTED_LISTING = "a table of contents"
+
+
+def _rank_after(hits: Sequence[Hit], weak: Callable[[Hit], bool], reason: str) -> list[Hit]:
+    """Hits for which `weak` holds moved below all others, their scores scaled into
+    [0, lowest other score] so their own order is kept; `reason` recorded in their explain."""
+    strong = [h for h in hits if not weak(h)]
     if not strong or len(strong) == len(hits):
         return list(hits)
     floor = min(h.score for h in strong)
     kept = {id(h) for h in strong}
+
+    def demoted(h: Hit) -> Hit:
+        explain = h.explain
+        if reason and explain is not None:
+            explain = replace(explain, demoted=reason)
+        return replace(h, score=h.score * floor, explain=explain)
+
     # Scores are at most 1, so a demoted score is at most `floor`; on a tie (a perfect score
     # demoted) the strong hit goes first, and later sorts (stitch.merge) keep input order.
-    ranked = [
-        (h, False) if id(h) in kept else (replace(h, score=h.score * floor), True) for h in hits
-    ]
+    ranked = [(h, False) if id(h) in kept else (demoted(h), True) for h in hits]
     ranked.sort(key=lambda pair: (-pair[0].score, pair[1]))
     return [h for h, _ in ranked]

@@ -123,6 +123,9 @@ class ScoreExplain:
     keyword_contribution: float | None
     vector_contribution: float | None
     raw: str = ""
+    #: Why stitcher ranked the hit below the others ("" when it did not), e.g.
+    #: stitcher.fusion.DEMOTED_LISTING; its score then is the fused score scaled down.
+    demoted: str = ""
 
 
 @dataclass(frozen=True)

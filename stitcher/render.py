@@ -51,16 +51,19 @@ def explain_line(passage: Passage) -> str:
     if e is None:
         return ""
     if e.fusion == "ranked":
-        return (
+        line = (
             f"ranked fusion, alpha {e.alpha}: keyword {_f(e.keyword_contribution)} + "
             f"vector {_f(e.vector_contribution)}"
         )
-    line = (
-        f"keyword {_f(e.keyword)}×{1 - e.alpha:.2f}={_f(e.keyword_contribution)} + "
-        f"vector {_f(e.vector)}×{e.alpha:.2f}={_f(e.vector_contribution)}"
-    )
-    if one_sided(e):
-        line += " · one side only: ranked after two-sided matches"
+    else:
+        line = (
+            f"keyword {_f(e.keyword)}×{1 - e.alpha:.2f}={_f(e.keyword_contribution)} + "
+            f"vector {_f(e.vector)}×{e.alpha:.2f}={_f(e.vector_contribution)}"
+        )
+        if one_sided(e):
+            line += " · one side only"
+    if e.demoted:
+        line += f" · {e.demoted}: ranked after the other hits"
     return line
 
 

@@ -18,7 +18,13 @@ from typing import Any
 from stitcher.config import DEFAULT_MAX_EXTEND
 from stitcher.errors import UsageError, setting, worded
 from stitcher.filters import Where
-from stitcher.fusion import ModelReading, demote_weak_hits, effective_alpha, one_sided
+from stitcher.fusion import (
+    ModelReading,
+    demote_contents_listings,
+    demote_weak_hits,
+    effective_alpha,
+    one_sided,
+)
 from stitcher.models import Hit, Passage
 from stitcher.segment import query_keyword_text
 from stitcher.stitch import raw_passage, stitch_hits
@@ -46,6 +52,9 @@ class SearchOptions:
     #: Off by default: on 300 benchmark questions (MiniLM, alpha 0.5) it removed every
     #: one-sided-over-two-sided inversion but lowered hit@5 (en 0.647→0.621, zh 0.530→0.485).
     demote_weak: bool = False
+    #: Rank table-of-contents chunks after the others (stitcher.fusion.demote_contents_listings);
+    #: BENCHMARKS.md "Issue 15, fourth round" has what it changes on the question benchmark.
+    demote_listings: bool = True
 
     def validate(self) -> None:
         """Raise UsageError for values no query could use."""
@@ -124,6 +133,7 @@ def passage_json(passage: Passage, explain: bool = False) -> dict[str, Any]:
             "keyword_contribution": e.keyword_contribution,
             "vector_contribution": e.vector_contribution,
             "one_sided": one_sided(e),
+            "demoted": e.demoted or None,
             "raw": e.raw,
         }
     return out
@@ -139,8 +149,9 @@ def search(
     """Run one hybrid query and stitch its hits into whole-sentence passages.
 
     Without an explicit `options.alpha`, the vector weight comes from effective_alpha: lower
-    when `reading` says the model cannot read the query. With `options.demote_weak`, hits that
-    matched on one side only, or that are a bare heading, rank after the others.
+    when `reading` says the model cannot read the query. Table-of-contents chunks rank after
+    the others (unless `options.demote_listings` is off); with `options.demote_weak`, so do
+    hits that matched on one side only or are a bare heading.
 
     Raises UsageError for an empty query or invalid options.
     """
@@ -160,6 +171,8 @@ def search(
         fusion=options.fusion,
         where=options.where,
     )
+    if options.demote_listings:
+        hits = demote_contents_listings(hits)
     if options.demote_weak:
         hits = demote_weak_hits(hits)
     passages, more = _passages(store, hits, options)

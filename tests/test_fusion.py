@@ -8,9 +8,12 @@ from stitcher import fusion
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MODEL
 from stitcher.errors import worded
 from stitcher.fusion import (
+    DEMOTED_LISTING,
     ModelReading,
+    demote_contents_listings,
     demote_weak_hits,
     effective_alpha,
+    is_contents_listing,
     known_scripts,
     one_sided,
     script_shares,
@@ -203,3 +206,81 @@ def test_a_chinese_heading_is_a_heading_and_a_sentence_is_not() -> None:
     heading = hit("h", 1.0, 1.0, text="第五章 升级系统")
     sentence = hit("s", 0.2, 0.2, text="运行 apt full-upgrade 即可升级系统。")
     assert [h.record.id for h in demote_weak_hits([heading, sentence])] == ["s", "h"]
+
+
+# --- tables of contents ------------------------------------------------------------------------
+
+# Chunks as the Debian manuals' HTML loads them (debian-faq, maint-guide; English and zh-CN).
+FAQ_CONTENTS = (
+    "8.4. How do I display the files of an installed package?\n\n"
+    "8.5. How can I find out what package produced a particular file?\n\n"
+    "8.6. Why is `foo-data' not removed when I uninstall `foo'?\n\n"
+)
+CHAPTER_OPENING = (
+    "Chapter 2. Getting and installing Debian GNU/Linux\n\n\n\n"
+    "Chapter 2. Getting and installing Debian GNU/Linux\n\nTable of Contents\n\n"
+    "2.1. What is the latest version of Debian?\n\n2.2. Are there package upgrades in `stable'?\n\n"
+)
+ZH_CONTENTS = (
+    "第 2 章 第一步\n\n目录\n\n2.1. Debian 软件包制作流程\n\n2.2. 挑一个你喜欢的程序\n\n"
+    "2.3. 获取程序并试用\n\n2.4. 简单的编译系统\n\n"
+)
+ZH_QUESTIONS = (
+    "5.5. Debian GNU/Linux 缺少什么软件包？\n\n5.7. Debian 是否支持 Java？支持情况如何？\n\n"
+    "5.8. 我应该如何确认我正在使用的是 Debian 系统，以及使用的是哪一个版本？\n\n"
+)
+# A chunk boundary cut the first line; the listing goes on.
+CUT_CONTENTS = "able?\n\n7.8. What is a Virtual Package?\n\n7.9. What is meant by Pre-Depends?\n\n"
+INFO_MENU = "* Menu:\n\n* Overview::          What it does.\n* Invoking::          How to run it.\n"
+
+
+@pytest.mark.parametrize(
+    "text", [FAQ_CONTENTS, CHAPTER_OPENING, ZH_CONTENTS, ZH_QUESTIONS, CUT_CONTENTS, INFO_MENU]
+)
+def test_tables_of_contents_are_listings(text: str) -> None:
+    assert is_contents_listing(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A section heading with its answer under it: what the question wants.
+        "10.5. 在哪里可以获得关于 Debian 的 Linux 软件包的更多信息？\n\n"
+        "更多信息，请参见 Debian Linux Kernel Handbook。\n\n",
+        "8.4. How do I display the files of an installed package?\n\n"
+        "Use dpkg --listfiles with the package's name; it prints every path the package put on "
+        "the disk, one per line.\n\n",
+        # The last entries of a listing, then the chapter's first sentences.
+        "11.10. 如何把我在本地编译的软件包加入到软件包管理系统已知的软件包的列表中？\n\n"
+        "11.1. 如何确保所有程序使用相同的纸张大小？\n\n"
+        "安装 libpaper1 软件包，它会询问您整个系统默认的纸张大小。"
+        "这个设置会被保存在 /etc/papersize。\n\n",
+        # Numbered steps and numbered statements are text, even with dotted numbers.
+        "1. Install the package.\n2. Edit /etc/default/foo.\n3. Restart the service.\n",
+        "3.0 (native) for native Debian packages or\n\n3.0 (quilt) for everything else.\n\n",
+        # A table row: the version numbers start its cells.
+        "1.0 源代码软件包(Debian 改变)\tpackage-name_upstream-version-debian.revision.diff.gz\n\n"
+        "3.0 (quilt 补丁管理工具) 源代码软件包(Debian 改变)\tpackage.debian.tar.gz\n\n",
+        # One heading alone is a heading, not a listing (demote_weak_hits handles those).
+        "2.1. What is the latest version of Debian?",
+        "",
+    ],
+)
+def test_text_under_numbered_headings_is_not_a_listing(text: str) -> None:
+    assert not is_contents_listing(text)
+
+
+def test_a_listing_ranks_after_the_section_that_answers() -> None:
+    listing = hit("toc", 1.0, 0.9, text=FAQ_CONTENTS)
+    answer = hit("a", 0.5, 0.6, text="Use dpkg --listfiles with the package's name.")
+    other = hit("o", 0.1, 0.2, text="Other text that matched a little.")
+    ranked = demote_contents_listings([listing, answer, other])
+    assert [h.record.id for h in ranked] == ["a", "o", "toc"]
+    assert ranked[-1].score <= ranked[-2].score
+    assert ranked[-1].explain is not None and ranked[-1].explain.demoted == DEMOTED_LISTING
+    assert ranked[0].explain is not None and ranked[0].explain.demoted == ""
+
+
+def test_only_listings_keep_their_order_and_scores() -> None:
+    listings = [hit("t1", 1.0, 1.0, text=FAQ_CONTENTS), hit("t2", 0.2, 0.1, text=ZH_CONTENTS)]
+    assert demote_contents_listings(listings) == listings

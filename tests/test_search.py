@@ -335,3 +335,49 @@ def test_two_sided_passages_rank_before_one_sided_ones(loaded: Any) -> None:
     assert False in sided and True in sided, "the query must match both kinds of chunk"
     first_one_sided = sided.index(True)
     assert not any(flag is False for flag in sided[first_one_sided:])
+
+
+FAQ_WITH_CONTENTS = (
+    "Chapter 8. The Debian package management tools\n\n"
+    "Table of Contents\n\n"
+    "8.2. How do I display the files of an installed package?\n\n"
+    "8.3. How do I find which package installed a given file?\n\n"
+    "8.4. How do I remove the files a package left behind?\n\n"
+    "This chapter describes the tools that install, upgrade and inspect packages on a Debian "
+    "system. Most of them are front ends to one program that keeps the database of what is "
+    "installed, and they can be mixed freely on one machine. Each of the questions below is "
+    "answered with the command that does the job and the option it needs.\n\n"
+    "8.3. How do I find which package installed a given file?\n\n"
+    "Ask dpkg to search its database for the path; it names the package that owns it.\n\n"
+)
+
+
+def test_a_table_of_contents_ranks_after_the_section_it_names(store: Any, tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "faq.txt").write_text(FAQ_WITH_CONTENTS, encoding="utf-8")
+    embedder = FakeEmbedder()
+    ingest(store, [str(root)], model_name=embedder.name, embedder=lambda: embedder)
+    # Its words are spread over several lines of the listing, as a question's often are.
+    query = "which package installed this file, and how do I remove the files a package left"
+    answer = "Ask dpkg to search its database"
+
+    def run(demote: bool) -> Any:
+        options = SearchOptions(limit=5, alpha=0.0, demote_listings=demote)
+        return search(store, query, embedder.embed_query, options)
+
+    # Without the rule the listing, which repeats the query's words, comes first: the test
+    # can fail.
+    kept = run(demote=False).passages[0]
+    assert "Table of Contents" in kept.text and answer not in kept.text
+    result = run(demote=True)
+    assert answer in result.passages[0].text and "Table of Contents" not in result.passages[0].text
+    # The listing is still there, after the answer, and --explain / --json say why.
+    from stitcher.fusion import DEMOTED_LISTING
+    from stitcher.render import explain_line
+
+    (listing,) = [p for p in result.passages if "Table of Contents" in p.text]
+    assert f"{DEMOTED_LISTING}: ranked after" in explain_line(listing)
+    as_json = result.to_json(explain=True)["results"]
+    assert [r["explain"]["demoted"] for r in as_json].count(DEMOTED_LISTING) == 1
+    assert as_json[0]["explain"]["demoted"] is None
