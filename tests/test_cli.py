@@ -97,8 +97,10 @@ def test_unreachable_server_is_one_line_and_exit_1(capsys: pytest.CaptureFixture
 
 
 def test_a_second_ingest_exits_while_the_first_holds_the_lock(
-    tmp_path: object, capsys: pytest.CaptureFixture[str]
+    tmp_path: object, capsys: pytest.CaptureFixture[str], weaviate_server: object
 ) -> None:
+    # The ingest connects (its replication check) before it takes the lock: with the session's
+    # server, which the session stops, rather than one started here and left running.
     from pathlib import Path
 
     from stitcher.api import Stitcher
