@@ -65,6 +65,8 @@ import textforms_cases as tc
 import textforms_corpus
 from common import log, percentile
 
+from stitcher.fusion import is_contents_listing
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 QUESTIONS = HERE / "questions"
@@ -271,6 +273,8 @@ class Outcome:
     one_sided_over_two: bool | None
     heading_in_top: bool
     heading_above: bool
+    listing_in_top: bool  # a table-of-contents passage (stitcher.fusion.is_contents_listing)
+    listing_above: bool
     passages: list[dict[str, Any]]
 
 
@@ -288,18 +292,21 @@ def is_heading(text: str) -> bool:
     return len(stripped) < HEADING_MAX and not re.search(r"[.!?。！？]", stripped)
 
 
-def run_query(s: Any, query: str, answer: str, alpha: float | None, fusion: str) -> Outcome:
-    kwargs: dict[str, Any] = {"limit": 5, "fusion": fusion}
-    if alpha is not None:
-        kwargs["alpha"] = alpha
+def run_query(
+    s: Any, query: str, answer: str, alpha: float | None, fusion: str, keep_listings: bool = False
+) -> Outcome:
+    from stitcher.search import SearchOptions
+
+    options = SearchOptions(limit=5, alpha=alpha, fusion=fusion, demote_listings=not keep_listings)
     started = time.perf_counter()
-    passages = s.search(query, **kwargs)
+    passages = s.search_result(query, options=options).passages
     took = (time.perf_counter() - started) * 1000
     wanted = tc.key(answer)
     rank = next((i + 1 for i, p in enumerate(passages) if wanted in tc.key(p.text)), None)
     effective = alpha if alpha is not None else _explain_alpha(passages)
     sided = [one_sided(p, effective) if effective is not None else None for p in passages]
     headings = [is_heading(p.text) for p in passages]
+    listings = [is_contents_listing(p.text) for p in passages]
     above_answer = range(rank - 1) if rank else range(0)
     one_sided_above = None
     if rank and sided[rank - 1] is False:
@@ -317,6 +324,8 @@ def run_query(s: Any, query: str, answer: str, alpha: float | None, fusion: str)
         one_sided_over_two=over_two,
         heading_in_top=any(headings),
         heading_above=any(headings[i] for i in above_answer),
+        listing_in_top=any(listings),
+        listing_above=any(listings[i] for i in above_answer),
         passages=[
             {
                 "doc": p.source,
@@ -373,6 +382,8 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
         "one_sided_over_two_sided": share(over),
         "heading_in_top5": share([o.heading_in_top for o in outcomes]),
         "heading_above_answer": share([o.heading_above for o in outcomes]),
+        "listing_in_top5": share([o.listing_in_top for o in outcomes]),
+        "listing_above_answer": share([o.listing_above for o in outcomes]),
     }
 
 
@@ -430,7 +441,9 @@ def run(args: argparse.Namespace, questions: list[Question], corpus: Path) -> di
                         query = query_of(q, kind)
                         if not query.strip():
                             continue
-                        outcome = run_query(s, query, q.answer, alpha, args.fusion)
+                        outcome = run_query(
+                            s, query, q.answer, alpha, args.fusion, args.keep_listings
+                        )
                         by_set.setdefault(q.set, []).append(outcome)
                         if kind == "question":
                             results["details"].setdefault(q.id, {})[alpha_label(alpha)] = {
@@ -607,7 +620,8 @@ def report(results: dict[str, Any]) -> str:
         lines += [common.markdown_table(headers, rows), ""]
     lines += ["## Ranking hygiene (questions)", ""]
     headers = ["alpha", "set", "one-sided above answer", "one-sided over two-sided"]
-    headers += ["heading in top 5", "heading above answer"]
+    headers += ["heading in top 5", "heading above answer", "contents in top 5"]
+    headers += ["contents above answer"]
     rows = []
     for alpha in alphas:
         for n in sets:
@@ -621,6 +635,8 @@ def report(results: dict[str, Any]) -> str:
                         _fmt(c["one_sided_over_two_sided"]),
                         _fmt(c["heading_in_top5"]),
                         _fmt(c["heading_above_answer"]),
+                        _fmt(c.get("listing_in_top5")),
+                        _fmt(c.get("listing_above_answer")),
                     ]
                 )
     lines += [common.markdown_table(headers, rows), ""]
@@ -669,6 +685,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--langs", default=",".join(SETS), help="question sets: en,zh,cross")
     parser.add_argument("--fusion", default="relative", help="passed to Stitcher.search as is")
     parser.add_argument("--no-controls", dest="controls", action="store_false")
+    parser.add_argument(
+        "--keep-listings",
+        action="store_true",
+        help="do not demote table-of-contents chunks (SearchOptions.demote_listings=False)",
+    )
     parser.add_argument(
         "--reuse-query-vectors",
         action="store_true",
