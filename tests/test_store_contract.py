@@ -134,9 +134,9 @@ def test_foreign_collection_has_no_settings(weaviate_client: Any) -> None:
 def test_documents_falls_back_to_walking_when_the_aggregate_is_incomplete(
     weaviate_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import stitcher.store.weaviate as module
+    from stitcher.store import wlisting
 
-    monkeypatch.setattr(module, "_MAX_VERSIONS", 1)  # the aggregate then lists one version only
+    monkeypatch.setattr(wlisting, "_MAX_VERSIONS", 1)  # the aggregate then lists one version only
     name = f"ContractTest_{uuid.uuid4().hex[:12]}"
     store = WeaviateStore(weaviate_client, name)
     store.create(SETTINGS)
@@ -144,7 +144,8 @@ def test_documents_falls_back_to_walking_when_the_aggregate_is_incomplete(
         for doc_hash in ("old", "new"):
             write_ok(store, make_records("d", "x" * 20, doc_hash=doc_hash))
         write_ok(store, make_records("e", "y" * 20))
-        assert store._documents_by_aggregate(store.count()) is None  # incomplete: detected
+        listed = wlisting.documents_by_aggregate(store._collection, store.count(), with_rules=False)
+        assert listed is None  # incomplete: detected
         docs = store.documents()
         assert docs["d"].doc_hashes == {"old", "new"} and docs["d"].chunk_count == 6
         assert docs["e"].doc_hashes == {"v1"}

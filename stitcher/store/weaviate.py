@@ -7,8 +7,9 @@ BM25 runs on `text_seg`, the client-side segmented keyword text, so Chinese word
 compounds on any server.
 
 Beside it: stitcher.store.wschema (the properties and the bookkeeping collections),
-wscores (fusion and explain_score), wseed (the seed's layout), wleases (writer leases) and
-wfilters (the `--where` tree as the client's Filter).
+wscores (fusion and explain_score), wseed (the seed's layout), wleases (writer leases),
+wlisting (what documents a collection holds) and wfilters (the `--where` tree as the
+client's Filter).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from stitcher.store.schema import (
 )
 from stitcher.store.wfilters import translate
 from stitcher.store.wleases import WeaviateLeases
+from stitcher.store.wlisting import between_counts, documents_by_aggregate, documents_by_walk
 from stitcher.store.wschema import (
     DEFAULT_CLUSTER_REPLICATION,
     MAX_RESULTS,
@@ -99,8 +101,6 @@ if TYPE_CHECKING:
 
 _IDS_PER_QUERY = 500
 _HASHES_PER_QUERY = 500
-# Versions of one document the documents() aggregate lists; normally 1, 2 mid-update.
-_MAX_VERSIONS = 20
 
 #: How many replicas must answer a read or acknowledge a write (`--consistency`).
 CONSISTENCY_LEVELS = ("one", "quorum", "all")
@@ -597,11 +597,16 @@ class WeaviateStore:
         def listing(total: int) -> tuple[dict[str, StoredDocument], int]:
             if total == 0:
                 return {}, 0
+            with_rules = "rules" in self._present
             grouped = self._call_aggregate(
-                "listing documents", lambda: self._documents_by_aggregate(total)
+                "listing documents",
+                lambda: documents_by_aggregate(self._collection, total, with_rules=with_rules),
             )
             if grouped is None:
-                grouped = self._call("listing documents", self._documents_by_walk)
+                grouped = self._call(
+                    "listing documents",
+                    lambda: documents_by_walk(self._collection, with_rules=with_rules),
+                )
             return grouped, sum(doc.chunk_count for doc in grouped.values())
 
         return self.listed_whole("listing documents", listing)
@@ -626,7 +631,7 @@ class WeaviateStore:
             before = self.count()
             found, listed = listing(before)
             after = self.count()
-            if _between_counts(listed, before, after):
+            if between_counts(listed, before, after):
                 return found
             delay = _LISTING_DELAYS[min(attempt, len(_LISTING_DELAYS) - 1)]
             attempt += 1
@@ -646,79 +651,6 @@ class WeaviateStore:
             "within minutes), or the collection is being written to. Nothing was decided on "
             "the listing; run the command again later, or through another node"
         )
-
-    def _documents_by_aggregate(self, total: int) -> dict[str, StoredDocument] | None:
-        from weaviate.classes.aggregate import GroupByAggregate
-        from weaviate.classes.query import Metrics
-
-        result = self._collection.aggregate.over_all(
-            group_by=GroupByAggregate(prop="doc_id", limit=total),
-            total_count=True,
-            return_metrics=[
-                Metrics("doc_hash").text(
-                    top_occurrences_count=True, top_occurrences_value=True, limit=_MAX_VERSIONS
-                ),
-                Metrics("source").text(
-                    top_occurrences_count=True, top_occurrences_value=True, limit=1
-                ),
-                *(
-                    [
-                        Metrics("rules").text(
-                            top_occurrences_count=True,
-                            top_occurrences_value=True,
-                            limit=_MAX_VERSIONS,
-                        )
-                    ]
-                    if "rules" in self._present
-                    else []
-                ),
-            ],
-        )
-        documents: dict[str, StoredDocument] = {}
-        for group in result.groups:
-            hashes = getattr(group.properties.get("doc_hash"), "top_occurrences", None) or []
-            sources = getattr(group.properties.get("source"), "top_occurrences", None) or []
-            stamped = getattr(group.properties.get("rules"), "top_occurrences", None) or []
-            chunk_count = int(group.total_count or 0)
-            if not sources or sum(int(h.count or 0) for h in hashes) != chunk_count:
-                return None
-            rules = {str(r.value) for r in stamped}
-            if sum(int(r.count or 0) for r in stamped) < chunk_count:
-                rules.add("")  # some chunks were stored before the rules were recorded
-            doc_id = str(group.grouped_by.value)
-            documents[doc_id] = StoredDocument(
-                doc_id,
-                frozenset(str(h.value) for h in hashes),
-                chunk_count,
-                str(sources[0].value),
-                frozenset(rules),
-            )
-        if sum(doc.chunk_count for doc in documents.values()) != total:
-            return None
-        return documents
-
-    def _documents_by_walk(self) -> dict[str, StoredDocument]:
-        hashes: dict[str, set[str]] = {}
-        counts: dict[str, int] = {}
-        sources: dict[str, str] = {}
-        rules: dict[str, set[str]] = {}
-        wanted = ["doc_id", "doc_hash", "source"]
-        if "rules" in self._present:
-            wanted.append("rules")
-        for obj in self._collection.iterator(
-            include_vector=False, return_properties=wanted, cache_size=MAX_RESULTS
-        ):
-            doc_id = str(obj.properties["doc_id"])
-            hashes.setdefault(doc_id, set()).add(str(obj.properties["doc_hash"]))
-            counts[doc_id] = counts.get(doc_id, 0) + 1
-            sources[doc_id] = str(obj.properties["source"])
-            rules.setdefault(doc_id, set()).add(str(obj.properties.get("rules") or ""))
-        return {
-            doc_id: StoredDocument(
-                doc_id, frozenset(found), counts[doc_id], sources[doc_id], frozenset(rules[doc_id])
-            )
-            for doc_id, found in hashes.items()
-        }
 
     def vectors_by_chunk_hash(
         self, doc_id: str, chunk_hashes: Iterable[str]
@@ -1007,7 +939,7 @@ class WeaviateStore:
                 break
             after = str(page.objects[-1].uuid)
         counted = self.count()
-        if not _between_counts(listed, before, counted):
+        if not between_counts(listed, before, counted):
             raise self._incomplete("reading every object", listed, before, counted, 1)
 
     def _require(self) -> None:
@@ -1366,12 +1298,6 @@ class WeaviateStore:
             limit=min(MAX_HOP_FETCH, 2 * (len(parent_ids) + len(child_of)) + 10),
         )
         return [to_seed_object(obj) for obj in result.objects]
-
-
-def _between_counts(listed: int, before: int, after: int) -> bool:
-    """Whether a whole listing saw as many objects as the replicas counted before or after it,
-    or a number in between (another writer may have been busy meanwhile)."""
-    return min(before, after) <= listed <= max(before, after)
 
 
 def _reason(exc: Exception) -> str:
