@@ -89,7 +89,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for
 ModelOpt = Annotated[
     str | None,
     typer.Option(
-        "--model", help="sentence-transformers model name or path. Default: all-MiniLM-L6-v2."
+        "--model",
+        help="sentence-transformers model name or path, multilingual-e5-small, or bilingual "
+        "(MiniLM for English text, multilingual-e5-small for Chinese; README: one model per "
+        "language). Default: all-MiniLM-L6-v2.",
     ),
 ]
 
@@ -506,7 +509,8 @@ def model_export(model: ModelOpt = None) -> None:
     """Export the model to ONNX so searches start without torch (ingest does this too)."""
     from stitcher.api import export_model
 
-    typer.echo(str(export_model(model)))
+    for path in export_model(model):
+        typer.echo(str(path))
 
 
 # --- ingest ---------------------------------------------------------------------------------

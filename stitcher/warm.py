@@ -534,7 +534,10 @@ def serve(spec: dict[str, Any]) -> None:
 def _warm_up(worker: _Worker, first: dict[str, Any]) -> None:
     """Open the client and the query model now, so the next search finds them ready."""
     s = worker.session(first)
-    s.query_embedder(first.get("model")).embed_query("warm up")
+    embedder = s.query_embedder(first.get("model"))
+    # A by-script model loads each part on its first query: warm both languages' parts.
+    for text in ("warm up", "预热") if getattr(embedder, "parts", None) else ("warm up",):
+        embedder.embed_query(text)
     worker.log("warmed up")
 
 

