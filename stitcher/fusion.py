@@ -106,7 +106,10 @@ def script_shares(text: str) -> dict[str, float]:
     return {script: n / total for script, n in counts.items()} if total else {}
 
 
-_UNSPACED_SCRIPTS = frozenset({"han", "kana"})
+#: Scripts written without spaces between words, which the Chinese-reading side of stitcher
+#: treats as one: Chinese characters and kana (Japanese writes with both). Used by keyword_list
+#: here and by stitcher.embed.routed to pick the model that reads them.
+UNSPACED_SCRIPTS = frozenset({"han", "kana"})
 
 
 def keyword_list(text: str) -> bool:
@@ -118,7 +121,7 @@ def keyword_list(text: str) -> bool:
 
     def unspaced(word: str) -> bool:
         shares = script_shares(word)
-        return bool(shares) and all(script in _UNSPACED_SCRIPTS for script in shares)
+        return bool(shares) and all(script in UNSPACED_SCRIPTS for script in shares)
 
     return any(unspaced(a) and unspaced(b) for a, b in pairwise(words))
 
@@ -195,7 +198,7 @@ def effective_alpha(
         readable = min(readable, 1.0 - unknown)
     if readable >= 1.0:
         whose = f"{reading.name}'s measured default" if own else "default"
-        if main in _UNSPACED_SCRIPTS and base > KEYWORD_LIST_ALPHA and keyword_list(query):
+        if main in UNSPACED_SCRIPTS and base > KEYWORD_LIST_ALPHA and keyword_list(query):
             return KEYWORD_LIST_ALPHA, (
                 f"alpha {KEYWORD_LIST_ALPHA:.2f} instead of {base:.2f} ({whose} for {label} "
                 "queries): the query lists words apart, so keywords weigh more"

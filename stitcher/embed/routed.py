@@ -19,24 +19,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from stitcher.embed.models import Embedder
-from stitcher.fusion import script_shares
+from stitcher.embed.models import ROUTE_SCRIPTS, Embedder
+from stitcher.fusion import UNSPACED_SCRIPTS, script_shares
 
 # numpy (~100 ms) is imported where vectors are assembled: naming a by-script model or routing a
 # query must not load it.
 
-#: Scripts whose texts go to the "han" part: Chinese characters, and kana (Japanese writes
-#: with both, and a Chinese-reading model reads its kanji).
-_HAN_LIKE = frozenset({"han", "kana"})
-
-#: The share of a text's letters in those scripts from which the "han" part embeds it. Not a
-#: majority: the Chinese manuals' chunks are full of commands, file names and English terms
-#: ("用 dpkg-reconfigure 重新配置软件包"), and a Chinese question about them must meet them in
-#: the space of the model that reads Chinese (which reads the Latin words too); MiniLM reads no
-#: Chinese at all. An English text with a stray Chinese word stays far below it.
-#: Question benchmark, `--model bilingual`: Chinese questions hit@5 0.644 with a majority rule
-#: (0.5), 0.712 at 0.3, 0.705 at 0.1 (one question apart); Chinese quoted fragments 0.977,
-#: 0.985, 0.992 — so 0.1; English questions and controls the same at all three.
+#: The share of a text's letters in UNSPACED_SCRIPTS (Chinese characters, kana) from which
+#: the "han" part embeds it. Not a majority: the Chinese manuals' chunks are full of commands,
+#: file names and English terms ("用 dpkg-reconfigure 重新配置软件包"), and a Chinese
+#: question about them must meet them in the space of the model that reads Chinese (which
+#: reads the Latin words too); MiniLM reads no Chinese at all. An English text with a stray
+#: Chinese word stays far below it. Question benchmark, `--model bilingual`: Chinese questions
+#: hit@5 0.644 with a majority rule (0.5), 0.712 at 0.3, 0.705 at 0.1 (one question apart);
+#: Chinese quoted fragments 0.977, 0.985, 0.992 — so 0.1; English the same at all three.
 HAN_ROUTE_SHARE = 0.1
 
 
@@ -45,7 +41,7 @@ def route_of(text: str) -> str:
     kana), else "latin". Digits, spaces and punctuation do not count.
     """
     shares = script_shares(text)
-    han = sum(share for script, share in shares.items() if script in _HAN_LIKE)
+    han = sum(share for script, share in shares.items() if script in UNSPACED_SCRIPTS)
     return "han" if han and han >= HAN_ROUTE_SHARE else "latin"
 
 
@@ -60,7 +56,7 @@ class ScriptRoutedEmbedder:
     """
 
     def __init__(self, name: str, parts: Mapping[str, Any]) -> None:
-        if set(parts) != {"latin", "han"}:
+        if set(parts) != set(ROUTE_SCRIPTS):
             raise ValueError(f"a by-script embedder needs a latin and a han part, got {set(parts)}")
         self.name = name
         self.parts = dict(parts)
@@ -84,27 +80,22 @@ class ScriptRoutedEmbedder:
         """Embed texts for storage: float32 array (len(texts), dimension), input order kept.
 
         Each part embeds its own texts in one call (so its batching and length sorting work as
-        usual); a part whose model is never needed is never loaded.
+        usual); a part with no texts here is not called (its model still loads once, for
+        `dimension`).
         """
         import numpy as np
 
         self.calls += 1
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         groups: dict[str, list[int]] = {}
         for index, text in enumerate(texts):
             groups.setdefault(route_of(text), []).append(index)
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors: dict[str, Any] = {}
         for script, indices in groups.items():
             part = self.parts[script]
-            batch = [texts[i] for i in indices]
             embed: Callable[[Sequence[str]], Any] = getattr(
                 part, "embed_array", part.embed_documents
             )
-            vectors[script] = np.asarray(embed(batch), dtype=np.float32)
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for script, indices in groups.items():
-            block = vectors[script]
+            block = np.asarray(embed([texts[i] for i in indices]), dtype=np.float32)
             out[np.asarray(indices), : block.shape[1]] = block
         self.embedded += len(texts)
         return out

