@@ -426,7 +426,28 @@ def _check_documents(
             f"{summary}; {older} stored under older text rules",
             "`stitcher ingest` its folders again (rebuilds them, reusing vectors)",
         )
+    needed = _needed_vector_index(existing.model)
+    if needed is not None and needed != existing.vector_index:
+        # Weaviate cannot change a collection's index type: only a new collection helps.
+        return Check(
+            label,
+            "warn",
+            f"{summary}; its vectors sit in a {existing.vector_index} index, where this model's "
+            f"need a {needed} one (searches miss nearest chunks)",
+            f"ingest its folders into a new {setting('collection')}",
+        )
     return Check(label, "ok", summary + f", text rules {rules.TEXT_RULES_VERSION}")
+
+
+def _needed_vector_index(model: str) -> str | None:
+    """The vector index a collection of `model`'s vectors is made with today, or None when the
+    model cannot be resolved here (its own check says so)."""
+    from stitcher.embed import resolve_model
+
+    try:
+        return resolve_model(model).vector_index
+    except StitcherError:
+        return None
 
 
 def _check_named_tenant(

@@ -51,6 +51,7 @@ from stitcher.loaders import EmptyDocument, discover
 from stitcher.loaders.metadata import SIDECAR_SUFFIX
 from stitcher.memo import Remembered, file_fingerprint, load_options_key
 from stitcher.models import (
+    VECTOR_INDEX_HNSW,
     Chunk,
     ChunkRecord,
     CollectionSettings,
@@ -361,6 +362,7 @@ def ingest(
     paths: Sequence[str],
     *,
     model_name: str,
+    vector_index: str = VECTOR_INDEX_HNSW,
     embedder: Callable[[], DocumentEmbedder],
     options: IngestOptions = IngestOptions(),
     stdin: IO[str] | None = None,
@@ -388,6 +390,7 @@ def ingest(
         dimension=0,  # unknown until the model is loaded; checked then
         chunk_size=options.chunk_size,
         chunk_overlap=options.chunk_overlap,
+        vector_index=vector_index,
     )
     existing_settings = _check_settings(store, wanted)
 
@@ -879,6 +882,7 @@ class _Pipeline:
                 dimension=self._embedder.dimension if self._embedder is not None else 0,
                 chunk_size=self._wanted.chunk_size,
                 chunk_overlap=self._wanted.chunk_overlap,
+                vector_index=self._wanted.vector_index,
             )
             self._store.create(self._existing)
         if self._embedder is not None:

@@ -160,6 +160,13 @@ class Passage:
     hit_spans: tuple[tuple[int, int], ...] = ()
 
 
+#: The vector indexes a collection can be made with: Weaviate's approximate HNSW graph (its
+#: default) or an exact, flat one. Which one a model needs is the embed layer's to say
+#: (stitcher.embed.models.ModelRef.vector_index).
+VECTOR_INDEX_HNSW = "hnsw"
+VECTOR_INDEX_FLAT = "flat"
+
+
 @dataclass(frozen=True)
 class CollectionSettings:
     """What a collection was built with; writing with other settings is refused."""
@@ -177,13 +184,20 @@ class CollectionSettings:
     #: fixed when the collection is created. Not compared: it is the collection's layout,
     #: checked on its own (TenancyMismatch), not something its chunks were made with.
     multi_tenant: bool = field(default=False, compare=False)
+    #: The vector index the collection was made with (VECTOR_INDEX_HNSW or _FLAT); collections
+    #: recorded before it existed have HNSW and read back so. Not compared, like multi_tenant:
+    #: the vectors are the same in either index, so writing into it is never refused for it.
+    vector_index: str = field(default=VECTOR_INDEX_HNSW, compare=False)
 
     def recorded(self) -> dict[str, Any]:
-        """The values as stored (collection description, export header); `multi_tenant` only
-        when set, so a single-tenant collection records exactly what it did before tenants."""
+        """The values as stored (collection description, export header); `multi_tenant` and
+        `vector_index` only when not their defaults, so a collection of neither records exactly
+        what it did before they existed."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         if not self.multi_tenant:
             del values["multi_tenant"]
+        if self.vector_index == VECTOR_INDEX_HNSW:
+            del values["vector_index"]
         return values
 
     def differences(self, other: CollectionSettings) -> list[str]:

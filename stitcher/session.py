@@ -249,6 +249,7 @@ class Session:
                     self.store,
                     paths,
                     model_name=model_ref.name,
+                    vector_index=model_ref.vector_index,
                     embedder=make_embedder,
                     options=options,
                     stdin=stdin,
@@ -549,6 +550,7 @@ class Session:
             "dimension": settings.dimension,
             "chunk_size": settings.chunk_size,
             "chunk_overlap": settings.chunk_overlap,
+            "vector_index": settings.vector_index,
             **self.store.replication(),
             "sources": {
                 d.source: d.chunk_count for d in sorted(documents.values(), key=lambda d: d.source)

