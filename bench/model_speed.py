@@ -116,14 +116,18 @@ def one_model(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default=DEFAULT_MODELS, help="two models, comma-separated")
+    parser.add_argument(
+        "--models",
+        default=DEFAULT_MODELS,
+        help="two models, comma-separated (';'-separated when a by-script name holds commas)",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--cache", type=Path, default=textforms_corpus.default_cache())
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     common.setup_environment()
-    models = [m for m in args.models.split(",") if m]
+    models = [m for m in args.models.split(";" if ";" in args.models else ",") if m.strip()]
     corpus = qb.build_corpus(args.cache)
     queries = pick_queries(args.queries)
     tmp = Path(tempfile.mkdtemp(prefix="stitcher-model-speed-"))

@@ -343,6 +343,19 @@ def run_query(
     )
 
 
+def deep_rank(
+    s: Any, query: str, answer: str, alpha: float | None, fusion: str, depth: int, keep: bool
+) -> int | None:
+    """The answer's rank among `depth` passages: whether any reordering of that many passages
+    (a reranker's) could bring it into the top 5."""
+    from stitcher.search import SearchOptions
+
+    options = SearchOptions(limit=depth, alpha=alpha, fusion=fusion, demote_listings=not keep)
+    wanted = tc.key(answer)
+    passages = s.search_result(query, options=options).passages
+    return next((i + 1 for i, p in enumerate(passages) if wanted in tc.key(p.text)), None)
+
+
 def _explain_alpha(passages: list[Any]) -> float | None:
     """The alpha stitcher actually used when none was passed (from the explain data)."""
     for p in passages:
@@ -437,6 +450,7 @@ def run(args: argparse.Namespace, questions: list[Question], corpus: Path) -> di
             for kind in kinds:
                 for alpha in alphas:
                     by_set: dict[str, list[Outcome]] = {}
+                    deep: dict[str, list[bool]] = {}
                     for q in questions:
                         query = query_of(q, kind)
                         if not query.strip():
@@ -445,6 +459,17 @@ def run(args: argparse.Namespace, questions: list[Question], corpus: Path) -> di
                             s, query, q.answer, alpha, args.fusion, args.keep_listings
                         )
                         by_set.setdefault(q.set, []).append(outcome)
+                        if kind == "question" and args.depth:
+                            found = deep_rank(
+                                s,
+                                query,
+                                q.answer,
+                                alpha,
+                                args.fusion,
+                                args.depth,
+                                args.keep_listings,
+                            )
+                            deep.setdefault(q.set, []).append(found is not None)
                         if kind == "question":
                             results["details"].setdefault(q.id, {})[alpha_label(alpha)] = {
                                 "rank": outcome.rank,
@@ -453,6 +478,9 @@ def run(args: argparse.Namespace, questions: list[Question], corpus: Path) -> di
                     for name, outcomes in by_set.items():
                         cell = {"set": name, "alpha": alpha_label(alpha), "kind": kind}
                         cell.update(summarise(outcomes))
+                        if name in deep:
+                            cell["depth"] = args.depth
+                            cell["hit_depth"] = round(sum(deep[name]) / len(deep[name]), 3)
                         results["cells"].append(cell)
                         if kind == "question":
                             log(
@@ -605,6 +633,19 @@ def report(results: dict[str, Any]) -> str:
             ]
         )
     lines += [common.markdown_table(headers, rows), ""]
+    deep = [c for c in cells if c.get("depth")]
+    if deep:
+        depth = deep[0]["depth"]
+        lines += [
+            f"Reranking ceiling: hit@{depth} (the answer among {depth} passages of a search "
+            f"for {depth}; no reordering of them can do better at hit@5)",
+            "",
+        ]
+        rows = [
+            [alpha, *[_fmt((cell(n, alpha, "question") or {}).get("hit_depth")) for n in sets]]
+            for alpha in alphas
+        ]
+        lines += [common.markdown_table(["alpha", *[f"{n} hit@{depth}" for n in sets]], rows), ""]
     if any(c["kind"] != "question" for c in cells):
         lines += ["## Controls: quoted fragment / keyword (hit@5)", ""]
         headers = ["alpha", *[f"{n} fragment" for n in sets], *[f"{n} keyword" for n in sets]]
@@ -695,6 +736,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="embed each query text once per run (query p50 after the first alpha leaves "
         "embedding out; its own p50 is reported apart)",
+    )
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=0,
+        help="also search each question for this many passages: hit@N, the most a reranker "
+        "of N passages could put into the top 5",
     )
     parser.add_argument("--validate-only", action="store_true", help="check questions, stop")
     parser.add_argument("--dump", type=Path, help="write chunks and vectors for questions_e5.py")
