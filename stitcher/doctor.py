@@ -432,8 +432,8 @@ def _check_documents(
         return Check(
             label,
             "warn",
-            f"{summary}; its vectors sit in a {existing.vector_index} index, where this model's "
-            f"need a {needed} one (searches miss nearest chunks)",
+            f"{summary}; made with a {existing.vector_index} index, which misses nearest "
+            f"chunks of this model's vectors: they need a {needed} index",
             f"ingest its folders into a new {setting('collection')}",
         )
     return Check(label, "ok", summary + f", text rules {rules.TEXT_RULES_VERSION}")
