@@ -1214,8 +1214,13 @@ class _InterruptWatch:
 
     def install(self) -> None:
         self.seen = False
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+        if threading.current_thread() is not threading.main_thread():
+            return
+        # A process started with SIGINT ignored (`nohup`, `cmd &` in a script) keeps ignoring
+        # it, as Python itself does: a stray Ctrl-C meant for the parent must not stop a load.
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            return
+        self._previous = signal.signal(signal.SIGINT, self._handle)
 
     def uninstall(self) -> None:
         if self._previous is not None:

@@ -34,6 +34,7 @@ from tests.test_exit_codes import (
     assert_one_error_line,
     run_stitcher,
     script_environment,
+    sigint_as_from_a_terminal,
     stitcher_script,
 )
 from tests.test_faults import snapshot
@@ -262,6 +263,7 @@ def test_sigint_during_a_pooled_ingest_is_130_leaves_no_worker_and_a_rerun_conve
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own group, so a group signal reaches nothing of ours
+        preexec_fn=sigint_as_from_a_terminal,
     )
     try:
         workers: list[int] = []

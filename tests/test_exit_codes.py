@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -363,6 +363,13 @@ def test_a_second_ingest_while_one_runs_is_5(weaviate_server: Any, tmp_path: Pat
     assert result.stdout == ""
 
 
+def sigint_as_from_a_terminal() -> None:
+    """`preexec_fn` for a child that a test interrupts: SIGINT handled by default, as a terminal
+    or cron starts it, even when the test run itself was started in the background (SIG_IGN,
+    which the child would inherit and, like any Python program, keep)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_to_a_running_ingest_is_130(weaviate_server: Any, tmp_path: Path) -> None:
     """The ingest reads its paths from a stdin we keep open: it runs, and blocks in that read —
     there is no race about where the signal lands. We see it there in /proc (a read of fd 0)."""
@@ -374,6 +381,7 @@ def test_sigint_to_a_running_ingest_is_130(weaviate_server: Any, tmp_path: Path)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_from_a_terminal,
     )
     try:
         while not _reads_stdin(proc.pid):
@@ -413,8 +421,21 @@ def test_prune_of_an_empty_folder_is_refused_with_4(weaviate_server: Any, tmp_pa
     assert json.loads(stats.stdout)["documents"] == 2
 
 
+@pytest.fixture
+def sigint_as_started(request: pytest.FixtureRequest) -> Iterator[None]:
+    """SIGINT handled as a terminal or cron starts a process (Python's default handler), or
+    ignored as `nohup` and `cmd &` leave it (param "ignored"); a test run started in the
+    background inherits SIG_IGN, so neither is left to chance. Restored afterwards."""
+    wanted = signal.SIG_IGN if getattr(request, "param", "") == "ignored" else None
+    previous = signal.signal(signal.SIGINT, wanted or signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_a_failure_that_follows_an_interrupt_is_130(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], sigint_as_started: None
 ) -> None:
     """SIGINT can land inside a library that turns KeyboardInterrupt into its own error
     (pydantic reported "SchemaError: Error building validator" when Ctrl-C hit a deferred model
@@ -437,3 +458,22 @@ def test_a_failure_that_follows_an_interrupt_is_130(
     monkeypatch.setattr(cli, "app", lambda **_: (_ for _ in ()).throw(RuntimeError("boom")))
     assert cli.main(["stats"]) == ExitStatus.FAILED
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("sigint_as_started", ["ignored"], indirect=True)
+def test_a_process_started_with_sigint_ignored_keeps_ignoring_it(
+    monkeypatch: pytest.MonkeyPatch, sigint_as_started: None
+) -> None:
+    """`nohup stitcher ingest ...` (or `stitcher ingest ... &` in a script): a Ctrl-C meant for
+    the parent does not stop the load, as with any Python program started so."""
+    import os
+
+    from stitcher import cli
+
+    def work(**_: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # long enough for a handler, had one been installed, to run
+
+    monkeypatch.setattr(cli, "app", work)
+    assert cli.main(["stats"]) == ExitStatus.OK
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
