@@ -295,14 +295,10 @@ def is_heading(text: str) -> bool:
 def run_query(
     s: Any, query: str, answer: str, alpha: float | None, fusion: str, keep_listings: bool = False
 ) -> Outcome:
-    from stitcher.search import SearchOptions
-
-    options = SearchOptions(limit=5, alpha=alpha, fusion=fusion, demote_listings=not keep_listings)
     started = time.perf_counter()
-    passages = s.search_result(query, options=options).passages
+    passages = search_passages(s, query, 5, alpha, fusion, keep_listings)
     took = (time.perf_counter() - started) * 1000
-    wanted = tc.key(answer)
-    rank = next((i + 1 for i, p in enumerate(passages) if wanted in tc.key(p.text)), None)
+    rank = answer_rank(passages, answer)
     effective = alpha if alpha is not None else _explain_alpha(passages)
     sided = [one_sided(p, effective) if effective is not None else None for p in passages]
     headings = [is_heading(p.text) for p in passages]
@@ -343,16 +339,20 @@ def run_query(
     )
 
 
-def deep_rank(
-    s: Any, query: str, answer: str, alpha: float | None, fusion: str, depth: int, keep: bool
-) -> int | None:
-    """The answer's rank among `depth` passages: whether any reordering of that many passages
-    (a reranker's) could bring it into the top 5."""
+def search_passages(
+    s: Any, query: str, limit: int, alpha: float | None, fusion: str, keep_listings: bool
+) -> list[Any]:
     from stitcher.search import SearchOptions
 
-    options = SearchOptions(limit=depth, alpha=alpha, fusion=fusion, demote_listings=not keep)
+    options = SearchOptions(
+        limit=limit, alpha=alpha, fusion=fusion, demote_listings=not keep_listings
+    )
+    return list(s.search_result(query, options=options).passages)
+
+
+def answer_rank(passages: list[Any], answer: str) -> int | None:
+    """1-based rank of the first passage holding the answer quote, None when none does."""
     wanted = tc.key(answer)
-    passages = s.search_result(query, options=options).passages
     return next((i + 1 for i, p in enumerate(passages) if wanted in tc.key(p.text)), None)
 
 
@@ -460,15 +460,12 @@ def run(args: argparse.Namespace, questions: list[Question], corpus: Path) -> di
                         )
                         by_set.setdefault(q.set, []).append(outcome)
                         if kind == "question" and args.depth:
-                            found = deep_rank(
-                                s,
-                                query,
-                                q.answer,
-                                alpha,
-                                args.fusion,
-                                args.depth,
-                                args.keep_listings,
+                            # hit@depth: the most any reranker of `depth` passages could
+                            # bring into the top 5.
+                            wider = search_passages(
+                                s, query, args.depth, alpha, args.fusion, args.keep_listings
                             )
+                            found = answer_rank(wider, q.answer)
                             deep.setdefault(q.set, []).append(found is not None)
                         if kind == "question":
                             results["details"].setdefault(q.id, {})[alpha_label(alpha)] = {

@@ -426,8 +426,10 @@ def sigint_as_started(request: pytest.FixtureRequest) -> Iterator[None]:
     """SIGINT handled as a terminal or cron starts a process (Python's default handler), or
     ignored as `nohup` and `cmd &` leave it (param "ignored"); a test run started in the
     background inherits SIG_IGN, so neither is left to chance. Restored afterwards."""
-    wanted = signal.SIG_IGN if getattr(request, "param", "") == "ignored" else None
-    previous = signal.signal(signal.SIGINT, wanted or signal.default_int_handler)
+    ignored = getattr(request, "param", "") == "ignored"
+    previous = signal.signal(
+        signal.SIGINT, signal.SIG_IGN if ignored else signal.default_int_handler
+    )
     try:
         yield
     finally:
