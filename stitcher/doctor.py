@@ -77,10 +77,13 @@ def run_checks(options: DoctorOptions) -> list[Check]:
         check_gse_dictionaries(),
         *check_model(options.model),
         check_key_file(local),
+        check_private_files(local),
         check_disk(local),
     ]
     server_check, client = check_server(options.connection)
     checks.append(server_check)
+    if local:
+        checks.append(check_internal_api())
     checks.append(check_warm_worker())
     if client is not None:
         try:
@@ -217,6 +220,51 @@ def check_key_file(local: bool) -> Check:
     if mode & 0o070:
         return Check("key file", "warn", f"{path} is open to its group (mode {mode:o})", fix)
     return Check("key file", "ok", f"{path} (mode {mode:o})")
+
+
+def check_private_files(local: bool) -> Check:
+    from stitcher.server.files import shared_paths
+
+    if not local:
+        return Check("data permissions", "ok", f"not checked ({setting('url')})")
+    home = config.stitcher_home()
+    loose = shared_paths(home) if home.is_dir() else []
+    if not loose:
+        return Check("data permissions", "ok", f"data and logs under {home} are private")
+    example = loose[0]
+    return Check(
+        "data permissions",
+        "warn",
+        f"{len(loose)} files and folders under {home} can be read by other users "
+        f"(e.g. {example}, mode {stat.S_IMODE(example.lstat().st_mode):o})",
+        "restart the server (`stitcher server stop`, then `stitcher server start`): "
+        "a start makes them private",
+    )
+
+
+def check_internal_api() -> Check:
+    """The nodes' internal API listens on every interface; it must refuse anonymous requests."""
+    from stitcher import server
+    from stitcher.server.readiness import internal_api_is_closed
+
+    status = server.status(config.stitcher_home())
+    if status.state == "stopped":
+        return Check("internal port", "ok", "not checked (the server is not running)")
+    ports = [node.ports for node in status.nodes] if status.nodes else [status.ports]
+    open_ports = [
+        p.data for p in ports if p is not None and internal_api_is_closed(p.data) is False
+    ]
+    if open_ports:
+        listed = ", ".join(str(port) for port in open_ports)
+        return Check(
+            "internal port",
+            "fail",
+            f"port {listed} (Weaviate's internal API, on every interface) answers without "
+            "authentication: anyone who can reach this machine can read and delete the data",
+            "restart the server (`stitcher server stop`, then `stitcher server start`): "
+            "this stitcher starts it with a password on that port",
+        )
+    return Check("internal port", "ok", "the internal API requires the nodes' password")
 
 
 def check_disk(local: bool) -> Check:

@@ -662,7 +662,9 @@ def test_cluster_nodes_bootstrap_together_with_their_own_data() -> None:
     home = Path("/tmp/home")
     taken: set[int] = set()
     peers = [supervision.choose_free_ports(taken) for _ in range(3)]
-    environments = [server.cluster_node_environment(home, i, peers, "k3y") for i in range(3)]
+    environments = [
+        server.cluster_node_environment(home, i, peers, "k3y", "pa55") for i in range(3)
+    ]
     names = [server.cluster_node_name(i) for i in range(3)]
     raft_join = ",".join(f"{name}:{ports.raft}" for name, ports in zip(names, peers, strict=True))
     for index, environment in enumerate(environments):
@@ -673,6 +675,9 @@ def test_cluster_nodes_bootstrap_together_with_their_own_data() -> None:
         assert environment["GRPC_PORT"] == str(peers[index].grpc)
         assert environment["AUTHENTICATION_APIKEY_ALLOWED_KEYS"] == "k3y"
         assert environment["AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED"] == "false"
+        # One pair on every node: a node refuses internal calls that do not carry it.
+        assert environment["CLUSTER_BASIC_AUTH_USERNAME"] == server.CLUSTER_AUTH_USER
+        assert environment["CLUSTER_BASIC_AUTH_PASSWORD"] == "pa55"
         expected_join = None if index == 0 else f"127.0.0.1:{peers[0].gossip}"
         assert environment.get("CLUSTER_JOIN") == expected_join
     assert len({e["PERSISTENCE_DATA_PATH"] for e in environments}) == 3

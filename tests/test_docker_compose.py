@@ -23,6 +23,7 @@ SHARED_SETTINGS = (
     "AUTHENTICATION_APIKEY_ENABLED",
     "AUTHENTICATION_APIKEY_USERS",
     "CLUSTER_HOSTNAME",
+    "CLUSTER_BASIC_AUTH_USERNAME",
     "RAFT_BOOTSTRAP_EXPECT",
     "RAFT_TIMEOUTS_MULTIPLIER",
 )
@@ -37,7 +38,7 @@ def weaviate_service() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def local_environment() -> dict[str, str]:
     ports = server.Ports(http=1, grpc=2, gossip=3, data=4, raft=5)
-    return server.server_environment(Path("/home"), ports, "KEY")
+    return server.server_environment(Path("/home"), ports, "KEY", "PASSWORD")
 
 
 def test_image_tag_is_the_pinned_version(weaviate_service: dict[str, Any]) -> None:
@@ -56,6 +57,13 @@ def test_settings_match_the_local_server(
 def test_api_key_comes_from_the_environment(weaviate_service: dict[str, Any]) -> None:
     allowed = weaviate_service["environment"]["AUTHENTICATION_APIKEY_ALLOWED_KEYS"]
     assert allowed.startswith("${WEAVIATE_API_KEY:?")
+
+
+def test_the_internal_port_needs_a_password_from_the_environment(
+    weaviate_service: dict[str, Any],
+) -> None:
+    password = weaviate_service["environment"]["CLUSTER_BASIC_AUTH_PASSWORD"]
+    assert password.startswith("${WEAVIATE_CLUSTER_PASSWORD:?")
 
 
 def test_ports_are_published_on_loopback_only(weaviate_service: dict[str, Any]) -> None:

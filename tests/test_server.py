@@ -107,13 +107,15 @@ def binary_required() -> None:
 
 def test_server_environment_is_one_private_node() -> None:
     ports = server.Ports(http=8001, grpc=8002, gossip=8003, data=8004, raft=8005)
-    environment = server.server_environment(Path("/srv/home"), ports, "k3y")
+    environment = server.server_environment(Path("/srv/home"), ports, "k3y", "pa55")
     assert environment["PERSISTENCE_DATA_PATH"] == "/srv/home/data"
     assert environment["DISABLE_TELEMETRY"] == "true"
     assert environment["GO_PROFILING_DISABLE"] == "true"
     assert environment["AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED"] == "false"
     assert environment["AUTHENTICATION_APIKEY_ALLOWED_KEYS"] == "k3y"
     assert environment["ENABLE_TOKENIZER_GSE_CH"] == "true"
+    assert environment["CLUSTER_BASIC_AUTH_USERNAME"] == server.CLUSTER_AUTH_USER
+    assert environment["CLUSTER_BASIC_AUTH_PASSWORD"] == "pa55"
     assert environment["GRPC_PORT"] == "8002"
     assert environment["RAFT_INTERNAL_RPC_PORT"] == "8006"
     assert environment["RAFT_JOIN"] == f"{server.NODE_NAME}:8005"

@@ -33,6 +33,8 @@ from stitcher.server.files import (
     API_KEY_FILE,
     API_KEY_USER,
     BACKUPS_DIR,
+    CLUSTER_AUTH_FILE,
+    CLUSTER_AUTH_USER,
     DATA_DIR,
     LOCK_FILE,
     LOG_FILE,
@@ -42,9 +44,11 @@ from stitcher.server.files import (
     Ports,
     cluster_node_name,
     ensure_api_key,
+    ensure_cluster_password,
     home_lock,
     is_cluster_state,
     local_url,
+    make_private,
     ports_from_state,
     ports_to_state,
     read_api_key,
@@ -88,6 +92,8 @@ __all__ = [
     "API_KEY_FILE",
     "API_KEY_USER",
     "BACKUPS_DIR",
+    "CLUSTER_AUTH_FILE",
+    "CLUSTER_AUTH_USER",
     "DATA_DIR",
     "LOCK_FILE",
     "LOG_FILE",
@@ -333,9 +339,11 @@ def _start_locked(home: Path, ports: Ports | None, timeout: float) -> ServerInfo
                 "pick new ports (the server URL will change)"
             )
     api_key = ensure_api_key(home / API_KEY_FILE)
-    (home / DATA_DIR).mkdir(exist_ok=True)
+    cluster_password = ensure_cluster_password(home / CLUSTER_AUTH_FILE)
+    (home / DATA_DIR).mkdir(mode=0o700, exist_ok=True)
+    make_private(home)
     environment = {name: os.environ[name] for name in INHERITED_ENVIRONMENT if name in os.environ}
-    environment.update(server_environment(home, ports, api_key))
+    environment.update(server_environment(home, ports, api_key, cluster_password))
     log_file = home / LOG_FILE
     process = spawn(binary, ports.http, home, environment, log_file)
     write_state(

@@ -13,14 +13,17 @@ from stitcher import provision
 from stitcher.errors import ServerError, setting
 from stitcher.server.files import (
     API_KEY_FILE,
+    CLUSTER_AUTH_FILE,
     DATA_DIR,
     LOG_FILE,
     NODES_DIR,
     STATE_FILE,
     RecordedNode,
     ensure_api_key,
+    ensure_cluster_password,
     is_cluster_state,
     local_url,
+    make_private,
     node_directory,
     nodes_from_state,
     nodes_to_state,
@@ -33,6 +36,7 @@ from stitcher.server.files import (
 from stitcher.server.readiness import (
     collection_counts,
     healthy_version,
+    internal_api_is_closed,
     raft_leader,
     wait_until_cluster_ready,
 )
@@ -97,9 +101,12 @@ def start_cluster_locked(
         taken: set[int] = set()
         nodes = [RecordedNode(index, choose_free_ports(taken), None) for index in range(count)]
     api_key = ensure_api_key(home / API_KEY_FILE)
+    cluster_password = ensure_cluster_password(home / CLUSTER_AUTH_FILE)
+    make_private(home)
     peers = [node.ports for node in nodes]
     processes: dict[int, Callable[[], bool]] = {}
     spawned: set[int] = set()
+    _refuse_mixed_authentication(nodes)
     for position, node in enumerate(nodes):
         if node.pid is not None:
             settle(node.pid)
@@ -116,11 +123,13 @@ def start_cluster_locked(
                 "delete server.json to pick new ports"
             )
         node_home = node_directory(home, node.index)
-        (node_home / DATA_DIR).mkdir(parents=True, exist_ok=True)
+        (node_home / DATA_DIR).mkdir(mode=0o700, parents=True, exist_ok=True)
         environment = {
             name: os.environ[name] for name in INHERITED_ENVIRONMENT if name in os.environ
         }
-        environment.update(cluster_node_environment(home, node.index, peers, api_key))
+        environment.update(
+            cluster_node_environment(home, node.index, peers, api_key, cluster_password)
+        )
         process = spawn(binary, node.ports.http, node_home, environment, node_home / LOG_FILE)
         nodes[position] = RecordedNode(node.index, node.ports, process.pid)
         spawned.add(node.index)
@@ -186,6 +195,23 @@ def stop_cluster_locked(home: Path, state: dict[str, Any], timeout: float) -> bo
     terminate_all(ours, timeout)
     write_state(home, {**state, "nodes": [{**e, "pid": None} for e in state["nodes"]]})
     return bool(ours)
+
+
+def _refuse_mixed_authentication(nodes: list[RecordedNode]) -> None:
+    """A node started now requires the nodes' password on its internal API; one still running
+    from an older stitcher sends none and would be refused, splitting the cluster."""
+    running = [
+        node for node in nodes if node.pid is not None and is_our_server(node.pid, node.ports.http)
+    ]
+    if len(running) == len(nodes):
+        return
+    unprotected = [n.name for n in running if internal_api_is_closed(n.ports.data) is False]
+    if unprotected:
+        raise ServerError(
+            f"node(s) {', '.join(unprotected)} run without a password on their internal port "
+            "(started by an older stitcher) and would refuse to talk to the nodes started now: "
+            "stop the cluster (`stitcher server stop`) and start it again"
+        )
 
 
 def cluster_status(home: Path, state: dict[str, Any], gse: Path | None) -> ServerStatus:

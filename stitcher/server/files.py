@@ -4,8 +4,9 @@ Layout of a home:
     server.json   pid, ports, version, start time (ports are chosen once so the URL stays stable)
     server.lock   serialises start/stop between processes
     api-key       random API key, mode 0600 (the server refuses requests without it)
-    weaviate.log  the server's stdout and stderr
-    data/         PERSISTENCE_DATA_PATH
+    cluster-auth  random password of the nodes' internal API, mode 0600 (see below)
+    weaviate.log  the server's stdout and stderr, mode 0600
+    data/         PERSISTENCE_DATA_PATH, mode 0700 (files 0600: the documents are in there)
 
 A local cluster keeps each node's data and log under nodes/<name>/ instead, and server.json lists
 every node under "nodes". Nothing here starts or asks a process anything.
@@ -17,6 +18,7 @@ import contextlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -46,6 +48,16 @@ NODES_DIR = "nodes"
 NODE_NAME = "stitcher"
 
 API_KEY_USER = "stitcher"
+
+#: Weaviate's internal cluster API (CLUSTER_DATA_BIND_PORT) listens on every interface whatever
+#: CLUSTER_BIND_ADDR says, and without CLUSTER_BASIC_AUTH_* it reads and deletes objects for
+#: anyone who can reach the port. Every node of a home gets the same random pair.
+CLUSTER_AUTH_FILE = "cluster-auth"
+
+CLUSTER_AUTH_USER = "stitcher-node"
+
+#: Group and other permission bits: nothing under a home's data, backups and logs keeps them.
+_SHARED_BITS = 0o077
 
 LOG_ROTATE_BYTES = 20 * 1024 * 1024
 
@@ -192,24 +204,92 @@ def ports_to_state(ports: Ports) -> dict[str, int]:
 
 
 def ensure_api_key(key_file: Path) -> str:
-    if key_file.is_file():
-        return read_api_key(key_file)
-    key = secrets.token_urlsafe(32)
-    # Created 0600 from the first byte on: no window where another user could read it.
-    descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(key + "\n")
-    return key
+    return _ensure_secret(key_file, "API key")
 
 
 def read_api_key(key_file: Path) -> str:
+    return _read_secret(key_file, "API key")
+
+
+def ensure_cluster_password(auth_file: Path) -> str:
+    """The password every node of a home requires on its internal API (made once, kept)."""
+    return _ensure_secret(auth_file, "cluster password")
+
+
+def _ensure_secret(path: Path, what: str) -> str:
+    if path.is_file():
+        return _read_secret(path, what)
+    secret = secrets.token_urlsafe(32)
+    # Created 0600 from the first byte on: no window where another user could read it.
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(secret + "\n")
+    return secret
+
+
+def _read_secret(path: Path, what: str) -> str:
     try:
-        key = key_file.read_text().strip()
+        secret = path.read_text().strip()
     except OSError as error:
-        raise ServerError(f"Cannot read the API key file {key_file}: {error.strerror}") from None
-    if not key:
-        raise ServerError(f"The API key file {key_file} is empty: delete it and restart the server")
-    return key
+        raise ServerError(f"Cannot read the {what} file {path}: {error.strerror}") from None
+    if not secret:
+        raise ServerError(f"The {what} file {path} is empty: delete it and restart the server")
+    return secret
+
+
+def private_paths(home: Path) -> Iterator[Path]:
+    """What under `home` holds documents or their traces: data, backups, node folders, logs.
+
+    The home itself is left as the user made it (it may be a folder of theirs); the key files
+    are created 0600 on their own.
+    """
+    for name in (DATA_DIR, BACKUPS_DIR, NODES_DIR):
+        top = home / name
+        if top.is_dir() and not top.is_symlink():
+            yield top
+            for folder, folders, files in os.walk(top):
+                base = Path(folder)
+                for child in (*folders, *files):
+                    path = base / child
+                    if not path.is_symlink():
+                        yield path
+    for log in sorted(home.glob(LOG_FILE + "*")):
+        if log.is_file() and not log.is_symlink():
+            yield log
+
+
+def shared_paths(home: Path) -> list[Path]:
+    """Paths of `private_paths` that another local user could read (group/other bits set)."""
+    loose = []
+    for path in private_paths(home):
+        with contextlib.suppress(OSError):
+            if path.lstat().st_mode & _SHARED_BITS:
+                loose.append(path)
+    return loose
+
+
+def make_private(home: Path) -> int:
+    """Remove group and other permissions from everything `private_paths` lists.
+
+    Homes made before the server ran with umask 077 have a 0755 data directory and 0644
+    segment files: every local user could read the documents without the key. Returns how
+    many paths were changed.
+    """
+    changed = 0
+    for path in private_paths(home):
+        with contextlib.suppress(OSError):
+            mode = path.lstat().st_mode
+            if mode & _SHARED_BITS:
+                os.chmod(path, stat.S_IMODE(mode) & ~_SHARED_BITS)
+                changed += 1
+    return changed
+
+
+def open_private_log(log_file: Path) -> int:
+    """A descriptor appending to `log_file`, which is (made) readable by its owner only."""
+    descriptor = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fchmod(descriptor, 0o600)
+    return descriptor
 
 
 def tail_lines(path: Path, lines: int) -> list[str]:

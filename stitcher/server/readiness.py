@@ -130,6 +130,20 @@ def raft_leader(http_port: int, api_key: str, expected: int) -> str | None:
     return leaders.pop()
 
 
+def internal_api_is_closed(data_port: int) -> bool | None:
+    """Whether a node's internal API (CLUSTER_DATA_BIND_PORT) refuses a request without its
+    basic-auth pair; None when nothing answers on the port.
+
+    It listens on every interface, so this is what stands between the network and the data.
+    The probe asks for an index listing, which an open port answers and a closed one refuses
+    with 401 before looking at the path.
+    """
+    code, _ = _http_get(data_port, "/indices/", None)
+    if code is None:
+        return None
+    return code == 401
+
+
 def _http_get(http_port: int, path: str, api_key: str | None) -> tuple[int | None, Any]:
     return _http(http_port, path, api_key, None)
 

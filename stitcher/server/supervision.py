@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import random
 import signal
 import socket
@@ -20,11 +21,13 @@ from stitcher.errors import ServerError
 from stitcher.server.files import (
     API_KEY_USER,
     BACKUPS_DIR,
+    CLUSTER_AUTH_USER,
     DATA_DIR,
     NODE_NAME,
     Ports,
     cluster_node_name,
     node_directory,
+    open_private_log,
     rotate_log,
     utc_now,
 )
@@ -45,13 +48,17 @@ CLUSTER_RAFT_TIMEOUTS_MULTIPLIER = 2
 _children: dict[int, subprocess.Popen[bytes]] = {}
 
 
-def server_environment(home: Path, ports: Ports, api_key: str) -> dict[str, str]:
+def server_environment(
+    home: Path, ports: Ports, api_key: str, cluster_password: str
+) -> dict[str, str]:
     """The Weaviate settings of one local node (without inherited PATH/HOME).
 
     Args:
         home: The server's home directory; data goes to `home/data`.
         ports: Ports the node listens on.
         api_key: The only key the server accepts.
+        cluster_password: What the node's internal API (the data port) requires, with the user
+            CLUSTER_AUTH_USER; the same on every node of a cluster.
 
     Returns:
         Environment variables for the weaviate-server process.
@@ -73,6 +80,10 @@ def server_environment(home: Path, ports: Ports, api_key: str) -> dict[str, str]
         "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
         "CLUSTER_GOSSIP_BIND_PORT": str(ports.gossip),
         "CLUSTER_DATA_BIND_PORT": str(ports.data),
+        # The data port (and gRPC) listen on every interface whatever CLUSTER_BIND_ADDR says
+        # (Weaviate binds ":port"); this pair is what keeps the internal API closed.
+        "CLUSTER_BASIC_AUTH_USERNAME": CLUSTER_AUTH_USER,
+        "CLUSTER_BASIC_AUTH_PASSWORD": cluster_password,
         "GRPC_PORT": str(ports.grpc),
         "RAFT_PORT": str(ports.raft),
         "RAFT_INTERNAL_RPC_PORT": str(ports.raft_internal),
@@ -88,7 +99,7 @@ def server_environment(home: Path, ports: Ports, api_key: str) -> dict[str, str]
 
 
 def cluster_node_environment(
-    home: Path, index: int, peers: list[Ports], api_key: str
+    home: Path, index: int, peers: list[Ports], api_key: str, cluster_password: str
 ) -> dict[str, str]:
     """The settings of node `index` of a local cluster whose nodes listen on `peers`.
 
@@ -96,7 +107,7 @@ def cluster_node_environment(
     (RAFT_JOIN names every node, RAFT_BOOTSTRAP_EXPECT their number) and gossip joined through
     node 0.
     """
-    environment = server_environment(home, peers[index], api_key)
+    environment = server_environment(home, peers[index], api_key, cluster_password)
     name = cluster_node_name(index)
     environment.update(
         {
@@ -135,9 +146,11 @@ def spawn(
     """Run one weaviate-server in its own session, appending its output to `log_file`.
 
     The API key travels in the environment only, never on the command line (`ps` shows that).
+    The server runs with umask 077 and its log is 0600: the data files hold the documents, and
+    nobody but the owner should read them without the key.
     """
     rotate_log(log_file)
-    with log_file.open("ab") as log:
+    with os.fdopen(open_private_log(log_file), "ab") as log:
         log.write(f"\n--- stitcher: starting {binary} at {utc_now()} ---\n".encode())
         log.flush()
         try:
@@ -150,6 +163,7 @@ def spawn(
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 close_fds=True,
+                umask=0o077,
             )
         except OSError as error:
             raise ServerError(f"Could not run {binary}: {error.strerror}") from None
