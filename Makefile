@@ -1,6 +1,7 @@
 # One command for the demo, one for the tests; both set up .venv with uv first.
 #   make demo   start the local Weaviate, ingest samples/, run searches
-#   make test   lint, type-check and run the whole test suite against a real Weaviate
+#   make test   lint, type-check, build the docs and run the whole test suite against a real Weaviate
+#   make docs   the documentation site, into site/
 
 SHELL := /bin/bash
 VENV := .venv
@@ -9,7 +10,7 @@ UV := python3 -m uv
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup server demo test lint clean-venv
+.PHONY: setup server demo test lint docs clean-venv
 
 $(BIN)/.installed: pyproject.toml
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -35,7 +36,12 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check stitcher tests bench
 	$(BIN)/mypy
 
-test: setup lint
+# The documentation site from docs/ (the CLI reference is generated from the commands); --strict
+# turns a broken link or a page missing from the navigation into a failure.
+docs: $(BIN)/.installed
+	HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+test: setup lint docs
 	$(BIN)/python -m pytest
 
 clean-venv:

@@ -116,11 +116,15 @@ def test_a_second_ingest_exits_while_the_first_holds_the_lock(
     assert code == ExitStatus.BUSY == 5 and "another ingest" in err and "--wait" in err
 
 
-def test_every_command_is_documented_in_the_readme() -> None:
+def test_every_command_is_documented_in_the_handwritten_docs() -> None:
+    """Beyond the generated reference: each command is named in the README or a docs page."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    root = Path(__file__).resolve().parent.parent
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    pages = [page for page in pages if page.name != "cli-reference.md"]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in pages)
 
     def documented(path: tuple[str, ...]) -> bool:
         if f"stitcher {' '.join(path)}" in readme:

@@ -154,7 +154,7 @@ def test_stitcher_has_no_import_cycle() -> None:
     assert cycles_message(graph, "stitcher") is None
 
 
-#: The rows of the README's architecture map, top to bottom: a part may import its own row and
+#: The rows of the architecture map (docs/development.md), top to bottom: a part may import its own row and
 #: the rows below, never one above. Every top-level part stands in exactly one row.
 LAYERS = {
     "front ends": {"__main__", "cli", "cli_entities", "render", "doctor", "warm"},
@@ -188,9 +188,10 @@ def upward_imports(parts: Graph, package: str, layers: Mapping[str, set[str]]) -
 
 
 def readme_rows(readme: str) -> dict[str, str]:
-    """The rows of the README's architecture map: a row starts at a line that is not indented
-    and runs until the next one; keyed by the row's name (the words before the first module)."""
-    section = readme.split("### Architecture", 1)[1].split("\n```\n", 2)[1]
+    """The rows of the architecture map (docs/development.md): a row starts at a line that is not
+    indented and runs until the next one; keyed by the row's name (the words before the first
+    module)."""
+    section = readme.split("## Architecture", 1)[1].split("\n```\n", 2)[1]
     rows: dict[str, str] = {}
     name = ""
     for line in section.splitlines():
@@ -205,7 +206,8 @@ def test_every_part_stands_in_one_row_of_the_map_and_the_readme_names_it_there()
     parts = set(part_graph(import_graph(MODULES), "stitcher")) - {"stitcher"}
     placed = [f"stitcher.{name}" for names in LAYERS.values() for name in names]
     assert sorted(placed) == sorted(parts)  # each part once, and no name that is not a part
-    rows = readme_rows((STITCHER_ROOT.parent / "README.md").read_text(encoding="utf-8"))
+    architecture = STITCHER_ROOT.parent / "docs" / "development.md"
+    rows = readme_rows(architecture.read_text(encoding="utf-8"))
     assert list(rows) == list(LAYERS)
     missing = {
         name: sorted(m for m in members if not re.search(rf"\b{m}(\.py|/)", rows[name]))
