@@ -154,8 +154,8 @@ def test_stitcher_has_no_import_cycle() -> None:
     assert cycles_message(graph, "stitcher") is None
 
 
-#: The rows of the architecture map (docs/development.md), top to bottom: a part may import its own row and
-#: the rows below, never one above. Every top-level part stands in exactly one row.
+#: The rows of the architecture map (docs/development.md), top to bottom: a part may import its
+#: own row and the rows below, never one above. Every top-level part stands in exactly one row.
 LAYERS = {
     "front ends": {"__main__", "cli", "cli_entities", "render", "doctor", "warm"},
     "facade": {"api", "langchain", "session"},
