@@ -741,6 +741,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="also search each question for this many passages: hit@N, the most a reranker "
         "of N passages could put into the top 5",
     )
+    parser.add_argument(
+        "--no-stems",
+        dest="stems",
+        action="store_false",
+        help="index and query without English stems (stitcher.segment.stem_english=False), "
+        "to measure what they change",
+    )
     parser.add_argument("--validate-only", action="store_true", help="check questions, stop")
     parser.add_argument("--dump", type=Path, help="write chunks and vectors for questions_e5.py")
     parser.add_argument("--out", type=Path, default=RESULTS / "questions-latest.md")
@@ -751,6 +758,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     common.setup_environment()
+    if not args.stems:
+        from stitcher import segment
+
+        segment.stem_english = False
     started = time.perf_counter()
     sets = [n for n in args.langs.split(",") if n]
     unknown = set(sets) - set(SETS)

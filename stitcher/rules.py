@@ -14,6 +14,7 @@ boundaries or other sentence flags. Never lower it.
 
 from __future__ import annotations
 
+from stitcher.segment import KEYWORD_RULES_VERSION
 from stitcher.sentences import SENTENCE_RULES_VERSION
 
 #: Version of the loaders' text rules (decoding, newline and hard-wrap handling, extraction).
@@ -28,5 +29,10 @@ LOADER_RULES = 4
 #: kept next to the rules themselves.
 SENTENCE_RULES = SENTENCE_RULES_VERSION
 
+#: Version of the keyword analysis that makes each chunk's stored BM25 text (`text_seg`:
+#: Chinese segmentation, compound parts, English stems); kept next to the rules themselves.
+#: Version 1 was never written into the string, so stored values without a keywords part are 1.
+KEYWORD_RULES = KEYWORD_RULES_VERSION
+
 #: What stored chunks are compared against; one string so a stored value is self-describing.
-TEXT_RULES_VERSION = f"loader{LOADER_RULES}.sentences{SENTENCE_RULES}"
+TEXT_RULES_VERSION = f"loader{LOADER_RULES}.sentences{SENTENCE_RULES}.keywords{KEYWORD_RULES}"

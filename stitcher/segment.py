@@ -13,13 +13,25 @@ dictionary words occurring in the text, against 86% for the precise mode.
 
 Latin-script words are handled the same way: a compound joined by "-", "." or "_" (wi-fi, 1.38.11,
 snake_case) yields the whole compound and its parts, so both `1.38.11` and `38` match.
+
+English words also yield their Snowball stem when it differs (installing -> instal, beside
+installing itself), the lexical analysis English otherwise lacked: `installing`, `installed` and
+`installation` were three unrelated terms to BM25. Like the Chinese sub-words, the stem is an
+extra token next to the word, so an exact word still outranks a mere stem match (it matches
+both). Stems are made for words of ASCII letters only: Snowball's English rules make nonsense of
+other languages' words, and keeping the word itself means nothing is lost where a stem is wrong.
+The stemmer is PyStemmer (libstemmer's C implementation: ~1 µs a word).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
+from typing import Any
+
+import Stemmer  # PyStemmer: a small C extension, ~1 ms to import
 
 _HAN = (
     "\u3005\u3007"  # 々 (repetition mark) and 〇 (ideographic zero) behave like Han characters
@@ -40,6 +52,23 @@ _TOKEN_RE = re.compile(
 # Parts of a compound word: underscore is a word character for `\w`, so split on it explicitly.
 _PART_RE = re.compile(r"[^\W_]+")
 
+# Words the English stemmer is asked about: ASCII letters only, at least three of them (shorter
+# words are their own stems, and "is"/"as" must not meet "i"/"a").
+_STEMMABLE_RE = re.compile(r"[a-z]{3,}")
+
+#: Version of these keyword rules; part of stitcher.rules.TEXT_RULES_VERSION, because the stored
+#: `text_seg` of every chunk is made by them and a query must be analysed the same way.
+#: 2: English words also yield their Snowball stem.
+KEYWORD_RULES_VERSION = 2
+
+#: Whether English stems are added (only bench/questions.py turns this off, to measure them).
+stem_english = True
+
+
+@functools.lru_cache(maxsize=1)
+def _english_stemmer() -> Any:
+    return Stemmer.Stemmer("english")
+
 
 def _han_tokens(run: str) -> list[str]:
     import rjieba  # loads its dictionary on import (0.15-0.2 s here): only for Chinese text
@@ -54,6 +83,12 @@ def _word_tokens(word: str) -> Iterator[str]:
     yield word
     if len(parts) > 1 or parts[0] != word:
         yield from parts
+    if stem_english:
+        for part in parts:
+            if _STEMMABLE_RE.fullmatch(part):
+                stem = _english_stemmer().stemWord(part)
+                if stem != part:
+                    yield stem
 
 
 def _tokens(text: str) -> Iterator[str]:
@@ -71,7 +106,8 @@ def keyword_text(text: str) -> str:
 
     The text is NFKC-normalised (full-width letters and digits become ASCII) and case-folded;
     Chinese is segmented with rjieba in search mode; other words are kept whole, plus their parts
-    when joined by "-", "." or "_"; punctuation and whitespace are dropped.
+    when joined by "-", "." or "_", plus the English stem of each part of ASCII letters when it
+    differs; punctuation and whitespace are dropped.
 
     Args:
         text: Any text, e.g. one chunk.

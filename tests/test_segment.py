@@ -41,12 +41,13 @@ def test_unrelated_chinese_does_not_match() -> None:
 
 
 def test_english_is_case_insensitive() -> None:
-    assert keyword_text("Hybrid SEARCH in Weaviate") == "hybrid search in weaviate"
+    # (each word, then its English stem where that differs)
+    assert keyword_text("Hybrid SEARCH in Weaviate") == "hybrid search in weaviate weaviat"
     assert query_matches("WEAVIATE", "weaviate runs locally")
 
 
 def test_full_width_letters_and_digits_match_half_width() -> None:
-    assert keyword_text("Ｗｅａｖｉａｔｅ　１２３") == "weaviate 123"
+    assert keyword_text("Ｗｅａｖｉａｔｅ　１２３") == "weaviate weaviat 123"
     assert query_matches("weaviate", "ｗｅａｖｉａｔｅ")
 
 
@@ -103,3 +104,28 @@ def test_output_is_single_space_separated_tokens(text: str) -> None:
 def test_tokens_of_a_text_are_tokens_of_its_own_query(text: str) -> None:
     # Any word the index emits must be reproducible from the same text at query time.
     assert set(query_keyword_text(text).split()) == tokens(text)
+
+
+def test_english_words_also_yield_their_stem() -> None:
+    assert tokens("Installing") == {"installing", "instal"}
+    assert tokens("installation") == {"installation", "instal"}
+    assert "instal" in tokens("after the packages are installed")
+    # A question and the passage that answers it meet on the stem, not on the word.
+    question = set(query_keyword_text("installing a kernel").split())
+    passage = set(keyword_text("The installation of the kernel takes minutes.").split())
+    assert {"instal", "kernel"} <= question & passage
+    assert "installing" not in passage  # the word itself is not invented, only the stem added
+
+
+def test_stems_are_for_ascii_words_of_three_letters_or_more() -> None:
+    assert tokens("is as was") == {"is", "as", "was"}  # no "i"/"a"; "was" is its own stem
+    assert tokens("Übungen über") == {"übungen", "über"}  # not English: left alone
+    assert tokens("1.38.11") == {"1.38.11", "1", "38", "11"}
+    assert "configur" in tokens("re-configuring")  # parts of a compound are stemmed too
+
+
+def test_the_keyword_rules_are_part_of_the_text_rules() -> None:
+    from stitcher import rules
+    from stitcher.segment import KEYWORD_RULES_VERSION
+
+    assert rules.TEXT_RULES_VERSION.endswith(f".keywords{KEYWORD_RULES_VERSION}")
