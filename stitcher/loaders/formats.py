@@ -577,3 +577,18 @@ READERS: dict[str, Callable[[bytes, str], Extracted]] = {
     ".pdf": read_pdf,
     ".docx": read_docx,
 }
+
+
+def _register_markup_readers() -> None:
+    # Lightweight markup and man page sources: one module each (they import Extracted back).
+    from stitcher.loaders.asciidoc import read_asciidoc
+    from stitcher.loaders.org import read_org
+    from stitcher.loaders.rst import read_rst
+    from stitcher.loaders.troff import TROFF_SUFFIXES, read_troff
+
+    READERS.update({".rst": read_rst, ".rest": read_rst, ".adoc": read_asciidoc})
+    READERS.update({".asciidoc": read_asciidoc, ".org": read_org})
+    READERS.update(dict.fromkeys(TROFF_SUFFIXES, read_troff))
+
+
+_register_markup_readers()
