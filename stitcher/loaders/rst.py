@@ -45,6 +45,16 @@ _ITEM = re.compile(
     r"^[ \t]*(?:[-*+•‣⁃](?=[ \t])|(?:\d+|[#a-zA-Z]|[ivxlcIVXLC]+)[.)](?=[ \t])"
     r"|\((?:\d+|[#a-zA-Z]|[ivxlcIVXLC]+)\)(?=[ \t]))"
 )
+# docutils' Chinese bibliographic field names (docutils.languages.zh_cn), as key names.
+_FIELD_NAMES = {
+    "作者": "author",
+    "作者群": "authors",
+    "日期": "date",
+    "版本": "version",
+    "摘要": "abstract",
+    "关键词": "keywords",
+    "标签": "tags",
+}
 # Items whose marker `rewrap` does not take for one: "#." / "#)" / "(#)", "A." and "B)".
 _AUTO_ITEM = re.compile(r"^[ \t]*(#[.)]|\(#\)|[A-Z]\.)[ \t]+\S")
 _OPTION_ITEM = re.compile(r"^[ \t]*-{1,2}[A-Za-z0-9][\w-]*(?:[ =]\S+)?(?: {2,}|$)")
@@ -203,7 +213,9 @@ def _scan(lines: list[str]) -> tuple[list[Role], dict[str, Any]]:
         i = end
         if last.endswith("::") and not _EXPLICIT.match(lines[end - 1]):
             i = _literal_block(lines, roles, end, indent)
-    meta: dict[str, Any] = clean_mapping(fields)
+    meta: dict[str, Any] = clean_mapping(
+        {_FIELD_NAMES.get(name.lower(), name): value for name, value in fields.items()}
+    )
     if "tags" not in meta and "keywords" in meta:
         meta["tags"] = meta["keywords"]
     if title is not None and "title" not in meta:
