@@ -240,3 +240,22 @@ def test_load_gives_typed_metadata_from_the_file() -> None:
     assert document.metadata["title"] == "Keeper User Guide"
     assert document.metadata["date"] == dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
     assert document.metadata["tags"] == ["backup", "snapshots", "setup", "中文"]
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [("May 2024", dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)), ("Spring 2024", None)],
+)
+def test_a_header_date_is_parsed_loosely_or_dropped(
+    tmp_path: Path, written: str, expected: dt.datetime | None
+) -> None:
+    """A date people write ("May 2024") is read; one that is no date is dropped, not refused."""
+    (tmp_path / "notes.rst").write_text(
+        f"Notes\n=====\n\n:date: {written}\n\nSome text.\n", encoding="utf-8"
+    )
+    [src] = discover([str(tmp_path)]).files
+    document = load(src)
+    if expected is None:
+        assert "date" in document.volatile  # the file's modification time stands in
+    else:
+        assert document.metadata["date"] == expected

@@ -26,8 +26,16 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from stitcher.loaders.decoding import decode_text
-from stitcher.loaders.markup import KEPT, NEW, PROSE, Role, indent_of, rewrap_lines, trim
-from stitcher.loaders.metadata import parse_date
+from stitcher.loaders.markup import (
+    KEPT,
+    NEW,
+    PROSE,
+    Role,
+    indent_of,
+    loose_date,
+    rewrap_lines,
+    trim,
+)
 
 if TYPE_CHECKING:
     from stitcher.loaders.formats import Extracted
@@ -113,7 +121,7 @@ def _revision(line: str, meta: dict[str, Any]) -> None:
         return
     if match.group(1):
         meta["version"] = match.group(1)
-    date = parse_date(match.group(2)) if match.group(2) else None
+    date = loose_date(match.group(2)) if match.group(2) else None
     if date is not None:
         meta["date"] = date
 
@@ -125,7 +133,7 @@ def _from_attributes(attributes: dict[str, str], meta: dict[str, Any]) -> None:
         meta["author"] = attributes["author"]
     if "revnumber" in attributes:
         meta["version"] = attributes["revnumber"]
-    date = parse_date(attributes.get("revdate"))
+    date = loose_date(attributes.get("revdate"))
     if date is not None:
         meta["date"] = date
     tags = attributes.get("tags") or attributes.get("keywords")

@@ -10,10 +10,12 @@ measured on all of its prose, and copies the kept lines around it.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from enum import Enum
 
+from stitcher.loaders.metadata import parse_date
 from stitcher.loaders.rewrap import rewrap
 
 
@@ -101,3 +103,36 @@ def indent_of(line: str) -> int:
         else:
             break
     return width
+
+
+_DATE_FORMATS = (
+    "%B %Y",
+    "%b %Y",
+    "%d %B %Y",
+    "%d %b %Y",
+    "%B %d, %Y",
+    "%b %d, %Y",
+    "%B %d %Y",
+    "%b %d %Y",
+    "%Y/%m/%d",
+    "%Y年%m月%d日",
+)
+
+
+def loose_date(value: object) -> dt.datetime | None:
+    """A date as people write it in a document header, or None.
+
+    ISO 8601 first ("2024-05-01"), then "May 2024", "1 May 2024", "May 1, 2024", "2024/05/01",
+    "2024年5月1日". A header date that is none of these is dropped rather than refusing the
+    document: the file's own text is still worth indexing.
+    """
+    date = parse_date(value)
+    if date is not None or not isinstance(value, str):
+        return date
+    text = " ".join(value.split())
+    for form in _DATE_FORMATS:
+        try:
+            return dt.datetime.strptime(text, form).replace(tzinfo=dt.timezone.utc)
+        except ValueError:
+            continue
+    return None

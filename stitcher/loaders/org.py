@@ -23,7 +23,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from stitcher.loaders.decoding import decode_text
-from stitcher.loaders.markup import KEPT, NEW, PROSE, Role, rewrap_lines, trim
+from stitcher.loaders.markup import KEPT, NEW, PROSE, Role, loose_date, rewrap_lines, trim
 from stitcher.loaders.metadata import parse_date, split_tags, unique
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ def _org_date(value: str | None) -> Any:
     """ "<2024-05-01 Wed>", "[2024-05-01 Wed 10:30]" or an ISO date → datetime; else None."""
     if not value:
         return None
-    direct = parse_date(value.strip())
+    direct = loose_date(value.strip())
     if direct is not None:
         return direct
     match = _TIMESTAMP.search(value)

@@ -28,7 +28,16 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from stitcher.loaders.decoding import decode_text
-from stitcher.loaders.markup import KEPT, NEW, PROSE, Role, indent_of, rewrap_lines, trim
+from stitcher.loaders.markup import (
+    KEPT,
+    NEW,
+    PROSE,
+    Role,
+    indent_of,
+    loose_date,
+    rewrap_lines,
+    trim,
+)
 from stitcher.loaders.metadata import clean_mapping
 from stitcher.loaders.rewrap import display_width
 
@@ -216,6 +225,12 @@ def _scan(lines: list[str]) -> tuple[list[Role], dict[str, Any]]:
     meta: dict[str, Any] = clean_mapping(
         {_FIELD_NAMES.get(name.lower(), name): value for name, value in fields.items()}
     )
+    if "date" in meta:
+        date = loose_date(meta["date"])
+        if date is None:
+            del meta["date"]  # "Spring 2024": not a date to filter on, so not refused for it
+        else:
+            meta["date"] = date
     if "tags" not in meta and "keywords" in meta:
         meta["tags"] = meta["keywords"]
     if title is not None and "title" not in meta:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from stitcher.errors import LoadError
 from stitcher.loaders.decoding import decode_text
-from stitcher.loaders.markup import trim
+from stitcher.loaders.markup import loose_date, trim
 from stitcher.loaders.rewrap import rewrap
 
 if TYPE_CHECKING:
@@ -48,16 +48,6 @@ _DD = re.compile(r"^\.Dd[ \t]+(.*)$", re.MULTILINE)
 _ARGUMENT = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 _RENDER_TIMEOUT = 120
 _MAN_WIDTH = "80"
-_DATE_FORMATS = (
-    "%Y-%m-%d",
-    "%B %Y",
-    "%b %Y",
-    "%d %B %Y",
-    "%d %b %Y",
-    "%B %d, %Y",
-    "%b %d, %Y",
-    "%B %d %Y",
-)
 
 
 def read_troff(data: bytes, source: str) -> Extracted:
@@ -162,13 +152,4 @@ def _unescape(value: str) -> str:
 
 
 def _date(value: str | None) -> dt.datetime | None:
-    if not value:
-        return None
-    value = " ".join(_unescape(value).split())
-    for form in _DATE_FORMATS:
-        try:
-            parsed = dt.datetime.strptime(value, form)
-        except ValueError:
-            continue
-        return parsed.replace(tzinfo=dt.timezone.utc)
-    return None
+    return loose_date(" ".join(_unescape(value).split())) if value else None
