@@ -259,3 +259,10 @@ def test_a_header_date_is_parsed_loosely_or_dropped(
         assert "date" in document.volatile  # the file's modification time stands in
     else:
         assert document.metadata["date"] == expected
+
+
+def test_sphinx_title_directive_names_the_page() -> None:
+    from stitcher.loaders.rst import read_rst
+
+    data = b".. title:: CMake Reference\n\nIntroduction\n############\n\nCMake builds.\n"
+    assert read_rst(data, "index.rst").meta["title"] == "CMake Reference"

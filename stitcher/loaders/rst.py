@@ -15,7 +15,7 @@ like "note" or "function"); literal blocks after "::"; doctest blocks (">>>"); g
 ("| "); the field list at the top of the document. List items (bullets, "1.", "#.", "(a)")
 and field list entries start a new paragraph; their own wrapped lines are joined.
 
-Metadata: title is the first section title; the bibliographic field list (":author:",
+Metadata: title is Sphinx's ".. title::" or else the first section title; the bibliographic field list (":author:",
 ":date:", ":tags:" or ":keywords:", any other field) before the first paragraph gives a key
 per field, keys lowercased; ":keywords:" becomes tags when there are no ":tags:".
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 _ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1{2,}[ \t]*$""")
 _DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+(?:\|[^|]+\|[ \t]+)?([\w:.+-]+)::(?:[ \t]|$)")
+_TITLE_DIRECTIVE = re.compile(r"^\.\.[ \t]+title::[ \t]+(\S.*)$", re.MULTILINE)
 _EXPLICIT = re.compile(r"^[ \t]*\.\.(?:[ \t]|$)")
 _FIELD = re.compile(r"^[ \t]*:(?![ \t])([^:`]+(?:\\:[^:`]*)*):(?:[ \t]+(.*?))?[ \t]*$")
 _GRID_BORDER = re.compile(r"^[ \t]*\+(?:[-=]+\+)+[ \t]*$")
@@ -152,6 +153,9 @@ def read_rst(data: bytes, source: str) -> Extracted:
     text = decode_text(data, source)
     lines = text.split("\n")
     roles, meta = _scan(lines)
+    explicit_title = _TITLE_DIRECTIVE.search(text)
+    if explicit_title:  # Sphinx's ".. title::" names the page instead of its first section
+        meta["title"] = explicit_title.group(1).strip()
     markers = {}
     for index, line in enumerate(lines):
         match = _AUTO_ITEM.match(line) if roles[index] is not KEPT else None
