@@ -15,9 +15,10 @@ like "note" or "function"); literal blocks after "::"; doctest blocks (">>>"); g
 ("| "); the field list at the top of the document. List items (bullets, "1.", "#.", "(a)")
 and field list entries start a new paragraph; their own wrapped lines are joined.
 
-Metadata: title is Sphinx's ".. title::" or else the first section title; the bibliographic field list (":author:",
-":date:", ":tags:" or ":keywords:", any other field) before the first paragraph gives a key
-per field, keys lowercased; ":keywords:" becomes tags when there are no ":tags:".
+Metadata: title is Sphinx's ".. title::" or else the first section title; the bibliographic
+field list (":author:", ":date:", ":tags:" or ":keywords:", any other field) before the first
+paragraph gives a key per field, keys lowercased; ":keywords:" becomes tags when there are no
+":tags:". A date that is not one (":date: Spring 2024") is dropped.
 
 No library: a line scanner is enough for this, and docutils is not needed at run time.
 """
