@@ -266,3 +266,20 @@ def test_sphinx_title_directive_names_the_page() -> None:
 
     data = b".. title:: CMake Reference\n\nIntroduction\n############\n\nCMake builds.\n"
     assert read_rst(data, "index.rst").meta["title"] == "CMake Reference"
+
+
+def test_asciidoc_lines_meant_as_lines_are_kept() -> None:
+    """[verse], [%hardbreaks], ":hardbreaks-option:" and " +" keep line breaks the author meant."""
+    from stitcher.loaders.asciidoc import read_asciidoc
+
+    prose = "This line is long enough that a tool could have wrapped it at seventy columns"
+    source = (
+        f"= Poems\n\n[verse]\n{prose}\nand this one reads on.\n\n[%hardbreaks]\n{prose}\n"
+        f"and this one too.\n\n{prose} +\nafter a hard break.\n\n:hardbreaks-option:\n\n"
+        f"{prose}\nstill kept.\n\n:!hardbreaks-option:\n\n{prose}\nnow joined.\n"
+    )
+    lines = read_asciidoc(source.encode(), "poems.adoc").text.split("\n")
+    for kept in ("and this one reads on.", "and this one too.", "after a hard break."):
+        assert kept in lines
+    assert "still kept." in lines
+    assert f"{prose} now joined." in lines

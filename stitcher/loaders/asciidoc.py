@@ -10,8 +10,11 @@ Structure, never joined: the document header ("= Title", the author and revision
 block attribute lines ("[source,python]", "[[anchor]]", "[NOTE]"); attribute entries and "//"
 comments in the body; delimited listing, literal, passthrough and comment blocks ("----",
 "....", "++++", "////", "```") copied whole; tables ("|===", ",===", ":===", "!===") copied
-whole; literal paragraphs (a paragraph whose first line is indented); list continuation "+"
-lines. Example, sidebar, quote and open blocks ("====", "****", "____", "--") keep their
+whole; literal paragraphs (a paragraph whose first line is indented); paragraphs and blocks
+whose line breaks are meant ("[verse]", "[source]", "[%hardbreaks]", or all of them while
+":hardbreaks-option:" is set); block macros and preprocessor lines ("image::a.png[]",
+"include::x.adoc[]", "ifdef::x[]"); list continuation "+" lines. A line after one ending in
+" +" (a hard line break) starts a new paragraph. Example, sidebar, quote and open blocks ("====", "****", "____", "--") keep their
 delimiters and their prose is rewrapped. List items ("*", "**", "-", ".", "1.", "<1>",
 "term::") and admonition paragraphs ("NOTE: ...") start a new paragraph.
 
@@ -48,6 +51,14 @@ _COMMENT = re.compile(r"^//(?!/)")
 # Delimiter lines: verbatim blocks (content kept) and compound blocks (content is prose).
 _VERBATIM_DELIMITER = re.compile(r"^(-{4,}|\.{4,}|\+{4,}|/{4,}|`{3,}[\w+-]*|[|,:!]={3,})[ \t]*$")
 _COMPOUND_DELIMITER = re.compile(r"^(={4,}|\*{4,}|_{4,}|--)[ \t]*$")
+# Block macros and preprocessor lines: "image::a.png[]", "include::x.adoc[]", "ifdef::x[]".
+_MACRO = re.compile(r"^[a-z][\w-]*::\S*\[.*\][ \t]*$")
+# Block attributes after which the block's line breaks are meant: verse, literal and source
+# styles, the hardbreaks option.
+_KEEP_LINES = re.compile(
+    r"^\[(?:verse|literal|listing|source|stem|latexmath|asciimath)\b|%hardbreaks|\bhardbreaks\b"
+)
+_HARDBREAKS = re.compile(r"^!?hardbreaks(?:-option)?!?$")
 _ITEM = re.compile(r"^[ \t]*(\*{1,5}|-|\.{1,5}|\d+\.|[a-zA-Z]\.|[ivxIVX]+\)|<(?:\d+|\.)>)[ \t]+\S")
 _LABELED = re.compile(r"^[ \t]*\S.*?(?::{2,4}|;;)(?:[ \t]+\S|[ \t]*$)")
 _ADMONITION = re.compile(r"^(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION): ")
@@ -147,6 +158,8 @@ def _scan(lines: list[str], roles: list[Role], start: int, end: int) -> dict[int
     markers: dict[int, tuple[int, int]] = {}
     i = start
     paragraph_start = True  # the next filled line starts a block
+    keep_next = False  # block attributes say the next block's line breaks are meant
+    hardbreaks = False  # ":hardbreaks-option:" is set: every paragraph keeps its lines
     while i < end:
         line = lines[i]
         if not line.strip():
@@ -154,40 +167,53 @@ def _scan(lines: list[str], roles: list[Role], start: int, end: int) -> dict[int
             i += 1
             continue
         verbatim = _VERBATIM_DELIMITER.match(line)
-        if verbatim:
-            close = _delimited_end(lines, i, end, verbatim.group(1))
+        compound = _COMPOUND_DELIMITER.match(line)
+        if verbatim or (compound and keep_next):
+            delimiter = (verbatim or compound).group(1)  # type: ignore[union-attr]
+            close = _delimited_end(lines, i, end, delimiter)
             _mark(roles, i, close)
             i = close
-            paragraph_start = True
+            paragraph_start, keep_next = True, False
             continue
+        attribute = _ATTRIBUTE.match(line)
+        if attribute and _HARDBREAKS.match(attribute.group(1)):
+            hardbreaks = not attribute.group(1).startswith("!") and "!" not in attribute.group(1)
+        if _BLOCK_ATTRIBUTES.match(line):
+            keep_next = keep_next or bool(_KEEP_LINES.search(line))
         if (
-            _COMPOUND_DELIMITER.match(line)
+            compound
             or _TITLE.match(line)
             or _BLOCK_ATTRIBUTES.match(line)
-            or _ATTRIBUTE.match(line)
+            or attribute
             or _COMMENT.match(line)
+            or _MACRO.match(line)
             or (_BLOCK_TITLE.match(line) and paragraph_start)
             or line.strip() == "+"
         ):
             roles[i] = KEPT
             paragraph_start = True
+            if not _BLOCK_ATTRIBUTES.match(line) and not _BLOCK_TITLE.match(line):
+                keep_next = False
             i += 1
             continue
-        if paragraph_start and indent_of(line) > 0 and not _ITEM.match(line):
-            # A literal paragraph: indented first line, up to the next blank line.
+        if paragraph_start and (
+            (indent_of(line) > 0 and not _ITEM.match(line)) or keep_next or hardbreaks
+        ):
+            # A literal paragraph (indented first line), a verse, a [%hardbreaks] paragraph:
+            # up to the next blank line, as written.
             k = i
             while k < end and lines[k].strip():
                 roles[k] = KEPT
                 k += 1
-            i = k
+            i, keep_next = k, False
             continue
         item = _ITEM.match(line)
         if item or _LABELED.match(line) or _ADMONITION.match(line):
             roles[i] = NEW
             if item and not _REWRAP_KNOWS.fullmatch(item.group(1)):
                 markers[i] = (item.start(1), item.end(1))
-        elif paragraph_start:
-            roles[i] = NEW
+        elif paragraph_start or lines[i - 1].endswith(" +"):
+            roles[i] = NEW  # a block starts, or the line above ends in a hard break " +"
         paragraph_start = False
         i += 1
     return markers
