@@ -14,7 +14,7 @@ any block but QUOTE, CENTER and special blocks, whose content is prose) copied w
 Metadata: title ("#+TITLE:", else the first heading without its TODO keyword, priority and
 tags); date ("#+DATE:", an Org timestamp or an ISO date); author ("#+AUTHOR:"); tags
 ("#+FILETAGS:" ":a:b:", "#+KEYWORDS:" or "#+TAGS:" lists, then the tags of every heading, each
-once); description ("#+DESCRIPTION:").
+once, except those that steer Org: noexport, export, ARCHIVE, ignore, TOC, crypt); description ("#+DESCRIPTION:").
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ _COMMENT = re.compile(r"^[ \t]*#(?:[ \t]|$)")
 _RULE = re.compile(r"^[ \t]*-{5,}[ \t]*$")
 _ITEM = re.compile(r"^(?:[ \t]*[-+]|[ \t]+\*|[ \t]*(?:\d+|[a-zA-Z])[.)])[ \t]+\S|^[ \t]*[-+*]$")
 _TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[ \t]+[^\s\d>\]]+)?(?:[ \t]+(\d{1,2}:\d{2}))?")
+#: Heading tags that steer Org itself (export, archiving, TOC tools), not topics.
+_EXPORT_TAGS = frozenset({"noexport", "export", "ARCHIVE", "ignore", "TOC", "toc", "crypt"})
 #: Blocks copied whole; the content of any other (QUOTE, CENTER, special blocks) is prose.
 _VERBATIM_BLOCKS = frozenset({"src", "example", "export", "verse", "comment"})
 
@@ -86,7 +88,9 @@ def read_org(data: bytes, source: str) -> Extracted:
             if first_heading is None and name:
                 first_heading = name
             if heading.group(3):
-                heading_tags += [tag for tag in heading.group(3).split(":") if tag]
+                heading_tags += [
+                    tag for tag in heading.group(3).split(":") if tag and tag not in _EXPORT_TAGS
+                ]
             paragraph_start = True
         elif keyword:
             roles[i] = KEPT
