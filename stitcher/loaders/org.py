@@ -14,7 +14,8 @@ any block but QUOTE, CENTER and special blocks, whose content is prose) copied w
 Metadata: title ("#+TITLE:", else the first heading without its TODO keyword, priority and
 tags); date ("#+DATE:", an Org timestamp or an ISO date); author ("#+AUTHOR:"); tags
 ("#+FILETAGS:" ":a:b:", "#+KEYWORDS:" or "#+TAGS:" lists, then the tags of every heading, each
-once, except those that steer Org: noexport, export, ARCHIVE, ignore, TOC, crypt); description ("#+DESCRIPTION:").
+once, except those that steer Org: noexport, export, ARCHIVE, ignore, TOC, crypt);
+description ("#+DESCRIPTION:").
 """
 
 from __future__ import annotations
