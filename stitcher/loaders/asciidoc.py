@@ -15,8 +15,9 @@ whose line breaks are meant ("[verse]", "[source]", "[%hardbreaks]", or all of t
 ":hardbreaks-option:" is set); block macros and preprocessor lines ("image::a.png[]",
 "include::x.adoc[]", "ifdef::x[]"); list continuation "+" lines. A line after one ending in
 " +" (a hard line break) starts a new paragraph. Example, sidebar, quote and open blocks
-("====", "****", "____", "--") keep their delimiters and their prose is rewrapped. List items ("*", "**", "-", ".", "1.", "<1>",
-"term::") and admonition paragraphs ("NOTE: ...") start a new paragraph.
+("====", "****", "____", "--") keep their delimiters and their prose is rewrapped. List items
+("*", "**", "-", ".", "1.", "<1>", "term::") and admonition paragraphs ("NOTE: ...") start a
+new paragraph.
 
 Metadata from the header: title ("= Title", else ":doctitle:"); author (the author line or
 ":author:"); date (":revdate:" or the revision line's date, when it is a date); tags
