@@ -283,3 +283,19 @@ def test_asciidoc_lines_meant_as_lines_are_kept() -> None:
         assert kept in lines
     assert "still kept." in lines
     assert f"{prose} now joined." in lines
+
+
+def test_org_description_item_joins_its_hanging_indent() -> None:
+    from stitcher.loaders.org import read_org
+
+    source = (
+        "* Scope\n\n- tree :: The subtree starting with the entry at the cursor, which is the\n"
+        "          default when nothing else is said in the file header.\n"
+        "- file :: The current buffer.\n"
+    )
+    lines = read_org(source.encode(), "scope.org").text.split("\n")
+    assert lines[2] == (
+        "- tree :: The subtree starting with the entry at the cursor, which is the default "
+        "when nothing else is said in the file header."
+    )
+    assert lines[3] == "- file :: The current buffer."

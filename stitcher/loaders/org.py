@@ -9,7 +9,8 @@ Structure, never joined: headings ("* Heading :tag:"); keyword lines ("#+TITLE:"
 any block but QUOTE, CENTER and special blocks, whose content is prose) copied whole; drawers
 (":PROPERTIES:" ... ":END:") and planning lines ("SCHEDULED: <...>"); tables ("| a | b |",
 "+---+"); fixed-width lines (": text"); comments ("# text"); horizontal rules. List items
-("-", "+", "*" when indented, "1.", "1)", "- term :: text") start a new paragraph.
+("-", "+", "*" when indented, "1.", "1)", "- term :: text") start a new paragraph; a
+description item's lines hanging under its text are joined to it.
 
 Metadata: title ("#+TITLE:", else the first heading without its TODO keyword, priority and
 tags); date ("#+DATE:", an Org timestamp or an ISO date); author ("#+AUTHOR:"); tags
@@ -24,7 +25,16 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from stitcher.loaders.decoding import decode_text
-from stitcher.loaders.markup import KEPT, NEW, PROSE, Role, loose_date, rewrap_lines, trim
+from stitcher.loaders.markup import (
+    KEPT,
+    NEW,
+    PROSE,
+    Role,
+    indent_of,
+    loose_date,
+    rewrap_lines,
+    trim,
+)
 from stitcher.loaders.metadata import parse_date, split_tags, unique
 
 if TYPE_CHECKING:
@@ -44,6 +54,7 @@ _FIXED = re.compile(r"^[ \t]*:(?:[ \t]|$)")
 _COMMENT = re.compile(r"^[ \t]*#(?:[ \t]|$)")
 _RULE = re.compile(r"^[ \t]*-{5,}[ \t]*$")
 _ITEM = re.compile(r"^(?:[ \t]*[-+]|[ \t]+\*|[ \t]*(?:\d+|[a-zA-Z])[.)])[ \t]+\S|^[ \t]*[-+*]$")
+_DESCRIPTION_ITEM = re.compile(r"^[ \t]*((?:[-+]|[ \t]\*|\d+[.)])[ \t]+\S.*?[ \t]::[ \t])(?=\S)")
 _TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[ \t]+[^\s\d>\]]+)?(?:[ \t]+(\d{1,2}:\d{2}))?")
 #: Heading tags that steer Org itself (export, archiving, TOC tools), not topics.
 _EXPORT_TAGS = frozenset({"noexport", "export", "ARCHIVE", "ignore", "TOC", "toc", "crypt"})
@@ -125,7 +136,15 @@ def read_org(data: bytes, source: str) -> Extracted:
             roles[i] = NEW
             paragraph_start = False
         i += 1
-    return Extracted(trim(rewrap_lines(lines, roles)), _meta(keywords, heading_tags, first_heading))
+    markers = {}
+    for index, line in enumerate(lines):
+        term = _DESCRIPTION_ITEM.match(line) if roles[index] is NEW else None
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if term and following.strip() and indent_of(following) == term.end():
+            # "- term :: text" wrapped under "text": rewrap sees a bullet as wide as "- term ::".
+            markers[index] = (term.start(1), term.end(1) - 1)
+    text = trim(rewrap_lines(lines, roles, markers))
+    return Extracted(text, _meta(keywords, heading_tags, first_heading))
 
 
 def _closing_line(name: str) -> re.Pattern[str]:

@@ -86,11 +86,11 @@ def render(data: bytes, source: str) -> str:
         **os.environ,
         "LC_ALL": "C.UTF-8",  # man picks its output encoding from the locale
         "MANWIDTH": _MAN_WIDTH,
-        "MAN_KEEP_FORMATTING": "",
         "MAN_DISABLE_SECCOMP": "1",  # man-db's sandbox fails in some containers
         "MANPAGER": "cat",
         "PAGER": "cat",
     }
+    env.pop("MAN_KEEP_FORMATTING", None)  # set at all (even empty), man keeps the overstrikes
     with tempfile.TemporaryDirectory(prefix="stitcher-troff-") as directory:
         page = Path(directory) / "page.man"
         page.write_bytes(data)
