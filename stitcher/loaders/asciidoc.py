@@ -27,7 +27,7 @@ Metadata from the header: title ("= Title", else ":doctitle:"); author (the auth
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.markup import (
@@ -40,9 +40,6 @@ from stitcher.loaders.markup import (
     rewrap_lines,
     trim,
 )
-
-if TYPE_CHECKING:
-    from stitcher.loaders.formats import Extracted
 
 _TITLE = re.compile(r"^(={1,6}|#{1,6})[ \t]+(\S.*?)(?:[ \t]+\1)?[ \t]*$")
 _ATTRIBUTE = re.compile(r"^:(!?[\w][\w-]*!?):(?:[ \t]+(.*?))?[ \t]*$")
@@ -68,17 +65,14 @@ _REVISION = re.compile(r"^v?(\d[\w.-]*)?(?:,[ \t]*([^:]+?))?(?::[ \t]*(.*))?$")
 _REWRAP_KNOWS = re.compile(r"-|\*|\d{1,3}\.|[a-z]\.")
 
 
-def read_asciidoc(data: bytes, source: str) -> Extracted:
-    """An .adoc/.asciidoc file: see the module docstring."""
-    # formats imports this module to register the reader: import it back only when called.
-    from stitcher.loaders.formats import Extracted
-
+def read_asciidoc(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
+    """An .adoc/.asciidoc file → (text, metadata): see the module docstring."""
     text = decode_text(data, source)
     lines = text.split("\n")
     roles = [PROSE] * len(lines)
     start, meta = _header(lines, roles)
     markers = _scan(lines, roles, start, len(lines))
-    return Extracted(trim(rewrap_lines(lines, roles, markers)), meta)
+    return trim(rewrap_lines(lines, roles, markers)), meta
 
 
 def _header(lines: list[str], roles: list[Role]) -> tuple[int, dict[str, Any]]:

@@ -22,7 +22,7 @@ description ("#+DESCRIPTION:").
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.markup import (
@@ -36,9 +36,6 @@ from stitcher.loaders.markup import (
     trim,
 )
 from stitcher.loaders.metadata import parse_date, split_tags, unique
-
-if TYPE_CHECKING:
-    from stitcher.loaders.formats import Extracted
 
 _HEADING = re.compile(r"^(\*+)[ \t]+(.*?)(?:[ \t]+(:[\w@#%:]+:))?[ \t]*$")
 _TODO = re.compile(r"^(?:TODO|DONE|NEXT|WAITING|HOLD|CANCELLED|CANCELED)[ \t]+")
@@ -62,11 +59,8 @@ _EXPORT_TAGS = frozenset({"noexport", "export", "ARCHIVE", "ignore", "TOC", "toc
 _VERBATIM_BLOCKS = frozenset({"src", "example", "export", "verse", "comment"})
 
 
-def read_org(data: bytes, source: str) -> Extracted:
-    """An .org file: see the module docstring."""
-    # formats imports this module to register the reader: import it back only when called.
-    from stitcher.loaders.formats import Extracted
-
+def read_org(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
+    """An .org file → (text, metadata): see the module docstring."""
     text = decode_text(data, source)
     lines = text.split("\n")
     roles = [PROSE] * len(lines)
@@ -144,7 +138,7 @@ def read_org(data: bytes, source: str) -> Extracted:
             # "- term :: text" wrapped under "text": rewrap sees a bullet as wide as "- term ::".
             markers[index] = (term.start(1), term.end(1) - 1)
     text = trim(rewrap_lines(lines, roles, markers))
-    return Extracted(text, _meta(keywords, heading_tags, first_heading))
+    return text, _meta(keywords, heading_tags, first_heading)
 
 
 def _closing_line(name: str) -> re.Pattern[str]:

@@ -26,7 +26,7 @@ No library: a line scanner is enough for this, and docutils is not needed at run
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.markup import (
@@ -41,9 +41,6 @@ from stitcher.loaders.markup import (
 )
 from stitcher.loaders.metadata import clean_mapping
 from stitcher.loaders.rewrap import display_width
-
-if TYPE_CHECKING:
-    from stitcher.loaders.formats import Extracted
 
 _ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1{2,}[ \t]*$""")
 _DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+(?:\|[^|]+\|[ \t]+)?([\w:.+-]+)::(?:[ \t]|$)")
@@ -146,11 +143,8 @@ _DOMAIN_PROSE = frozenset(
 )
 
 
-def read_rst(data: bytes, source: str) -> Extracted:
-    """A .rst/.rest file: see the module docstring."""
-    # formats imports this module to register the reader: import it back only when called.
-    from stitcher.loaders.formats import Extracted
-
+def read_rst(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
+    """A .rst/.rest file → (text, metadata): see the module docstring."""
     text = decode_text(data, source)
     lines = text.split("\n")
     roles, meta = _scan(lines)
@@ -162,7 +156,7 @@ def read_rst(data: bytes, source: str) -> Extracted:
         match = _AUTO_ITEM.match(line) if roles[index] is not KEPT else None
         if match:
             markers[index] = (match.start(1), match.end(1))
-    return Extracted(trim(rewrap_lines(lines, roles, markers)), meta)
+    return trim(rewrap_lines(lines, roles, markers)), meta
 
 
 def _scan(lines: list[str]) -> tuple[list[Role], dict[str, Any]]:

@@ -10,8 +10,8 @@ hard-wrap joined. Offsets refer to that rendering. With neither program installe
 refused with a LoadError that says so; nothing is guessed from the source.
 
 A file with one of these suffixes that has no troff request in its first 4 KB (a rotated log,
-"syslog.1") is read as plain text. A page that only includes another (".so man1/other.1") is
-skipped: it has no text of its own.
+"syslog.1") is read as plain text. A page that only includes another (".so man1/other.1") has
+no text of its own: it is skipped as empty.
 
 Metadata: title "NAME(SECTION)" from ".TH" (or mdoc ".Dt"); date from ".TH"'s third argument
 (or mdoc ".Dd") when it is a date ("2024-05-01", "May 2024", "1 May 2024", "May 1, 2024").
@@ -26,15 +26,12 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stitcher.errors import LoadError
 from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.markup import loose_date, trim
 from stitcher.loaders.rewrap import rewrap
-
-if TYPE_CHECKING:
-    from stitcher.loaders.formats import Extracted
 
 #: Suffixes read as man page sources.
 TROFF_SUFFIXES = (*(f".{n}" for n in range(1, 10)), ".1p", ".3p", ".3pm", ".man")
@@ -50,23 +47,14 @@ _RENDER_TIMEOUT = 120
 _MAN_WIDTH = "80"
 
 
-def read_troff(data: bytes, source: str) -> Extracted:
-    """A man page source: see the module docstring."""
-    # formats imports this module to register the reader: import it back only when called.
-    from stitcher.loaders.formats import Extracted, read_plain
-
+def read_troff(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
+    """A man page source → (text, metadata): see the module docstring."""
     text = decode_text(data, source)
     if not _REQUEST.search(text[:_SNIFF_CHARS]):
-        return read_plain(data, source)
-    included = _SO_ONLY.match(text)
-    if included:
-        from stitcher.loaders import EmptyDocument
-
-        raise EmptyDocument(
-            f"{source}: only includes another page (.so {included.group(1)}); skipped"
-        )
-    rendered = render(data, source)
-    return Extracted(trim(rewrap(rendered)), _meta(text))
+        return trim(rewrap(text)), {}  # read as a .txt file is
+    if _SO_ONLY.match(text):
+        return "", {}  # only includes another page: no text of its own, skipped as empty
+    return trim(rewrap(render(data, source))), _meta(text)
 
 
 def render(data: bytes, source: str) -> str:
