@@ -244,6 +244,10 @@ def label_lines(text: str, man: bool, blocks: bool = True) -> list[RawLine]:
 # --- raw text ----------------------------------------------------------------------------------
 
 
+_TROFF_SUFFIXES = frozenset({".1", ".5", ".8"})
+_MAN_FORMS = frozenset({"man", "troff"})
+
+
 def raw_text(path: Path) -> str:
     """The file's text as a naive reader gets it (what the seed's splitter is run on)."""
     suffix = path.suffix.lower()
@@ -251,6 +255,10 @@ def raw_text(path: Path) -> str:
         return "\n\n".join(_pdfium_page_texts(path))
     if suffix in (".html", ".htm"):
         return str(_soup(path).get_text())
+    if suffix in _TROFF_SUFFIXES:
+        import textforms_corpus
+
+        return textforms_corpus.render_man(path)  # man page sources: what the reader sees
     return path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
@@ -304,11 +312,11 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 cursor = at + len(inner)
         return found
     pdf = path.suffix.lower() == ".pdf"
-    labelled = label_lines(text, man=form == "man", blocks=not pdf)
+    labelled = label_lines(text, man=form in _MAN_FORMS, blocks=not pdf)
     full_width = _PDF_FULL_SHARE * _typical_width(text) if pdf else 0.0
     headings = heading_lines([raw.text for raw in labelled])
     rows = tag_table_rows([raw.text for raw in labelled]) if not pdf else set()
-    displays = latin_displays([raw.text for raw in labelled]) if form == "man" else set()
+    displays = latin_displays([raw.text for raw in labelled]) if form in _MAN_FORMS else set()
     paragraphs: list[Paragraph] = []
     offset = 0
     block_start: int | None = None
@@ -357,7 +365,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 block_start = offset + (bullet.end() if bullet else 0)
                 first_indent = indent
             elif (
-                form == "man"
+                form in _MAN_FORMS
                 and previous.rstrip().endswith((":", "："))
                 and (
                     indent > first_indent
@@ -786,7 +794,7 @@ def structure_lines(path: Path, relative: str, form: str) -> list[StructureLine]
     text = raw_text(path)
     return [
         StructureLine(relative, raw.number, raw.kind, raw.text)
-        for raw in label_lines(text, man=form == "man", blocks=path.suffix.lower() != ".pdf")
+        for raw in label_lines(text, man=form in _MAN_FORMS, blocks=path.suffix.lower() != ".pdf")
         if raw.kind is not None and len(raw.text.strip()) >= 3
     ]
 

@@ -64,6 +64,12 @@ FORMS = (
 )
 
 
+#: Builders of forms defined in other modules (see the end of this file).
+EXTRA_BUILDERS: dict[
+    str, Callable[[str, Path, Path, int, random.Random], tuple[list[str], str]]
+] = {}
+
+
 class FormError(Exception):
     """One form could not be built (missing package, file or tool)."""
 
@@ -154,6 +160,7 @@ def build_form(form: str, lang: str, cache: Path, budget: int, seed: int) -> Bui
         "licence": _build_licence,
         "pdf": _build_pdf,
         "html": _build_html,
+        **EXTRA_BUILDERS,
     }
     out = cache / "forms" / form / lang
     if out.exists():
@@ -408,3 +415,11 @@ def _build_html(
         shutil.copyfile(page, out / f"{manual}-{page.name}")
         used.append(str(page))
     return used, "chapters of maint-guide's, debian-faq's and debian-reference's HTML"
+
+
+# Issue 32: reST, AsciiDoc, Org and man page sources, built in their own module.
+import textforms_markup  # noqa: E402  (it uses the helpers above)
+
+PACKAGES += textforms_markup.PACKAGES
+FORMS += textforms_markup.FORMS
+EXTRA_BUILDERS.update(textforms_markup.BUILDERS)

@@ -47,20 +47,29 @@ def load(
     """Read one file into a Document with normalised text and typed metadata.
 
     Formats: .txt, .md/.markdown, .info, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`);
-    encodings: see `stitcher.loaders.decoding.decode_text`; hard-wrapped lines in .txt, .md and
-    PDF pages are joined (rule in `stitcher.loaders.rewrap`).
+    .rst/.rest, .adoc/.asciidoc, .org (the source text with its markup, structure kept:
+    `stitcher.loaders.rst`, `.asciidoc`, `.org`); man page sources .1-.9, .1p, .3p, .3pm, .man
+    (rendered by man or groff: `stitcher.loaders.troff`). Encodings: see
+    `stitcher.loaders.decoding.decode_text`; hard-wrapped prose lines in .txt, .md, PDF pages,
+    the markup formats and rendered man pages are joined (rule in `stitcher.loaders.rewrap`).
 
     Metadata keys, lowercase [a-z0-9_] names, values str/int/float/bool/datetime/list:
 
     - every front-matter key (Markdown) and every key of the sidecar "<file>.meta.json"; the
       sidecar wins over the file. ISO-date strings become datetimes.
     - title: front matter `title`, else the first "# heading" (Markdown), HTML <title>, PDF
-      /Title, docx core title; else the file name without its extension.
+      /Title, docx core title, the first reST section title, AsciiDoc "= Title", Org
+      #+TITLE (else first heading), man ".TH NAME SECTION" as "NAME(SECTION)"; else the file
+      name without its extension.
     - date (timezone-aware; naive values are taken as UTC): front matter `date`, HTML meta
-      article:published_time / date / dcterms.date, PDF /CreationDate, docx created; else the
-      file's modification time.
+      article:published_time / date / dcterms.date, PDF /CreationDate, docx created, reST
+      :date:, AsciiDoc :revdate: or revision line, Org #+DATE, man .TH date; else the file's
+      modification time.
+    - author (reST :author:, AsciiDoc author line or :author:, Org #+AUTHOR), and every other
+      field of a reST document's top field list.
     - tags: the document's tags (front matter list or comma-separated string, HTML/PDF/docx
-      keywords), then `extra_tags`, then, with `tags_from_dirs`, the directories between the
+      keywords, reST :tags:/:keywords:, AsciiDoc :keywords:, Org #+FILETAGS/#+KEYWORDS and
+      heading tags), then `extra_tags`, then, with `tags_from_dirs`, the directories between the
       ingest root and the file; each tag once, in that order.
     - lang: "zh", "en" or "other" from the text's characters, unless given explicitly.
     - page_starts (PDF only): offset in `text` where each page begins.

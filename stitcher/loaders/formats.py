@@ -11,9 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stitcher.errors import LoadError
+from stitcher.loaders.asciidoc import read_asciidoc
 from stitcher.loaders.decoding import decode_text, normalise_newlines
 from stitcher.loaders.metadata import clean_mapping, parse_date
+from stitcher.loaders.org import read_org
 from stitcher.loaders.rewrap import FENCE, display_width, rewrap
+from stitcher.loaders.rst import read_rst
+from stitcher.loaders.troff import TROFF_SUFFIXES, read_troff
 
 
 @dataclass
@@ -577,3 +581,17 @@ READERS: dict[str, Callable[[bytes, str], Extracted]] = {
     ".pdf": read_pdf,
     ".docx": read_docx,
 }
+
+
+def _register_markup_readers() -> None:
+    # Lightweight markup and man page sources: one module each, returning (text, metadata).
+    def extracted(read: Callable[[bytes, str], tuple[str, dict[str, Any]]]) -> Any:
+        return lambda data, source: Extracted(*read(data, source))
+
+    READERS.update({".rst": extracted(read_rst), ".rest": extracted(read_rst)})
+    READERS.update({".adoc": extracted(read_asciidoc), ".asciidoc": extracted(read_asciidoc)})
+    READERS.update({".org": extracted(read_org)})
+    READERS.update(dict.fromkeys(TROFF_SUFFIXES, extracted(read_troff)))
+
+
+_register_markup_readers()
