@@ -165,6 +165,23 @@ def past_a_dead_replica(policy: RetryPolicy) -> RetryPolicy:
     return replace(policy, minimum_attempts=max(2, policy.minimum_attempts))
 
 
+#: What each kind of fault means, in words a notice can carry after "could not ...".
+_REASONS: dict[FaultKind, str] = {
+    "connection": "the server cannot be reached",
+    "timeout": "the server did not answer in time",
+    "server": "the server failed",
+    "read_only": "the server refuses writes",
+    "schema": "a collection's schema was changed by hand",
+    "refused": "the server refused the request",
+}
+
+
+def reason(error: BaseException) -> str:
+    """Why `error` happened, in a few words and never the exception's text (which may be a
+    multi-line gRPC dump): for warnings that must stay one readable line."""
+    return _REASONS[classify(error).kind]
+
+
 def is_transient(error: BaseException) -> bool:
     """Whether retrying may help (for stitcher.retry.call_with_retries)."""
     return classify(error).transient

@@ -61,6 +61,7 @@ import psutil
 
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
+from stitcher.faults import reason
 from stitcher.store.base import LeaseBoard
 from stitcher.store.wschema import bookkeeping_uuid
 
@@ -285,8 +286,8 @@ class Lease:
             self.release()
         except Exception as error:
             self._notice(
-                f"warning: could not release the lease on {self._scope} "
-                f"({type(error).__name__}); it expires by itself"
+                f"warning: could not release the lease on {self._scope} ({reason(error)}); "
+                "it expires by itself"
             )
 
     def acquire(self, *, wait: bool) -> None:
@@ -352,11 +353,20 @@ class Lease:
         return dt.timedelta(seconds=self._seconds)
 
     def _renew_until_stopped(self) -> None:
+        failing = False
         while not self._stop.wait(self._seconds / 3):
             try:
                 self.renew()
+                failing = False
             except Exception as error:  # the server may be briefly away; the next try may work
-                self._notice(f"warning: could not renew the lease: {error}")
+                # One line per outage, not per attempt: a lost server also ends the run with
+                # its own error line, which this warning must not bury.
+                if not failing:
+                    self._notice(
+                        f"warning: could not renew the lease on {self._scope} "
+                        f"({reason(error)}); trying again"
+                    )
+                failing = True
 
     def _create(self) -> bool:
         """Create the lease object; False when one exists already (another writer was first)."""
