@@ -555,6 +555,13 @@ class Session:
             "sources": {
                 d.source: d.chunk_count for d in sorted(documents.values(), key=lambda d: d.source)
             },
+            # Half written by a run that stopped (the next ingest completes them): doc id ->
+            # chunks stored so far. Counted among the documents above, and named here.
+            "incomplete": {
+                doc_id: documents[doc_id].chunk_count
+                for doc_id in sorted(documents)
+                if not documents[doc_id].complete
+            },
         }
 
     def search(
