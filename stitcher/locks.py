@@ -61,7 +61,8 @@ import psutil
 
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
-from stitcher.faults import reason
+from stitcher.faults import is_transient, reason
+from stitcher.retry import call_with_retries
 from stitcher.store.base import LeaseBoard
 from stitcher.store.wschema import bookkeeping_uuid
 
@@ -292,12 +293,22 @@ class Lease:
 
     def acquire(self, *, wait: bool) -> None:
         """Take the lease; LockHeld (or, with `wait`, wait) while another holder's is valid,
-        of this lease or of the other kind."""
-        self._board.ensure()
+        of this lease or of the other kind.
+
+        A failure that may pass is retried with stitcher's policy, as any request is (the
+        client itself sends each request once: stitcher.faults.leave_retrying_to_stitcher).
+        Renewing and releasing are tried once: the next renewal tries again, and a lease
+        left behind expires.
+        """
+        call_with_retries(self._board.ensure, is_transient=is_transient)
         while True:
-            if not self._take(wait=wait):
+            if not call_with_retries(lambda: self._take(wait=wait), is_transient=is_transient):
                 continue
-            rival = self._rival() if self._rival is not None else None
+            rival = (
+                call_with_retries(self._rival, is_transient=is_transient)
+                if self._rival is not None
+                else None
+            )
             if rival is None:
                 return
             # Insert, then check: the rival may have checked before our insert and be writing

@@ -6,6 +6,7 @@ Run alone with `pytest -m faults`.
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from stitcher import server
 from stitcher.locks import Lease
+from stitcher.retry import RetryPolicy
 from stitcher.store.wleases import WeaviateLeases
 
 pytestmark = pytest.mark.faults
@@ -61,3 +63,41 @@ def test_a_lease_that_cannot_be_renewed_warns_once_in_one_readable_line(
         "trying again"
     ], notices
     assert all("\n" not in n and "Error" not in n and "<" not in n for n in notices), notices
+
+
+def test_an_ingest_gives_up_on_a_killed_server_within_the_retry_budget(
+    own_server: server.ServerInfo, tmp_path: Path
+) -> None:
+    """The README's budget holds end to end: no layer (the client's own gRPC retries, the
+    lease's renewal and release, the store's retries) adds its own on top."""
+    from tests.test_faults import (
+        _one_error_line,
+        _url_args,
+        _wait_until_stopped,
+        _write_corpus,
+        ingest_command,
+        stitcher_env,
+    )
+
+    budget = RetryPolicy().total_seconds
+    docs = _write_corpus(tmp_path / "corpus", 2)
+    proc = subprocess.Popen(
+        ingest_command(docs, "GiveUp", *_url_args(own_server)),
+        env=stitcher_env(STITCHER_FAULT_POINT="write:2:stop"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_until_stopped(proc)
+    _kill(own_server)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGCONT)
+    _out, err = proc.communicate(timeout=10 * budget)  # a hang guard, not the measure
+    gave_up_after = time.monotonic() - started
+    print(f"gave up {gave_up_after:.1f} s after the server was killed (budget {budget:.0f} s)")
+    assert proc.returncode == 1, err
+    assert "lost the connection to Weaviate" in _one_error_line(err)
+    assert not [line for line in err.splitlines() if line[:1].isspace()], err  # no dumps
+    assert "_InactiveRpcError" not in err and "Traceback" not in err, err
+    # The budget, and half of it again for the attempt in flight and the way out.
+    assert gave_up_after <= 1.5 * budget, err
