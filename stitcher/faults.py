@@ -20,12 +20,21 @@ import signal
 import sys
 from dataclasses import dataclass, replace
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any
 
-from stitcher.errors import StitcherError, setting
+# The errors live in stitcher.errors; imported here as they always were.
+from stitcher.errors import (
+    FaultKind,
+    RequestRefused,
+    SchemaChanged,
+    ServerFailed,
+    ServerFault,
+    ServerLost,
+    ServerRefusesWrites,
+    ServerTimeout,
+    StitcherError,
+)
 from stitcher.retry import RetryPolicy
-
-FaultKind = Literal["connection", "timeout", "server", "read_only", "schema", "refused"]
 
 #: Kinds that may go away by themselves; everything else is not retried.
 TRANSIENT: frozenset[FaultKind] = frozenset({"connection", "timeout", "server"})
@@ -279,54 +288,6 @@ def first_line(error: BaseException | str, limit: int = 160) -> str:
             return line if len(line) <= limit else line[: limit - 1] + "…"
     return type(error).__name__ if isinstance(error, BaseException) else ""
 
-
-class ServerFault(StitcherError):
-    """Weaviate failed in a way that ended the run; the message says what was stored."""
-
-    def __init__(self, message: str, *, url: str, kind: FaultKind) -> None:
-        super().__init__(message)
-        self.url = url
-        self.kind = kind
-
-    def with_progress(self, stored: int, not_stored: int, unchecked: int = 0) -> ServerFault:
-        """The same error, saying how many documents this run stored and how many it did not."""
-        advice = _ADVICE.get(self.kind, "run again to finish")
-        counts = f"{stored} document(s) stored, {not_stored} not stored"
-        if unchecked:
-            counts += f", {unchecked} not yet checked"
-        return type(self)(f"{self.unworded}; {counts} — {advice}", url=self.url, kind=self.kind)
-
-
-class ServerLost(ServerFault):
-    """The connection to Weaviate was lost (refused, reset, server stopped or restarting)."""
-
-
-class ServerTimeout(ServerFault):
-    """Weaviate did not answer in time."""
-
-
-class ServerFailed(ServerFault):
-    """Weaviate kept answering with server errors (5xx)."""
-
-
-class ServerRefusesWrites(ServerFault):
-    """Weaviate refuses writes: its disk is full or the collection is read-only."""
-
-
-class SchemaChanged(ServerFault):
-    """The collection's schema is not the one stitcher made (a property removed or retyped)."""
-
-
-class RequestRefused(ServerFault):
-    """Weaviate refused a request that cannot succeed when repeated."""
-
-
-_ADVICE: dict[FaultKind, str] = {
-    # Verified on Weaviate 1.38: after ENOSPC its shards turn READONLY and, even when set back to
-    # READY, a bucket keeps failing to flush its WAL until the server restarts.
-    "read_only": "free disk space on the server and restart it, then run again",
-    "schema": f"restore the property or ingest into a new {setting('collection')}",
-}
 
 _ERRORS: dict[FaultKind, type[ServerFault]] = {
     "connection": ServerLost,

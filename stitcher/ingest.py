@@ -37,10 +37,13 @@ from stitcher import loaders, rules
 from stitcher.chunking import split_spans, validate_chunk_settings
 from stitcher.errors import (
     ExitStatus,
+    InputsUnreadable,
     PruneRefused,
     SettingsMismatch,
     StitcherError,
     UsageError,
+    WriteFailed,
+    exit_status_of_problems,
     setting,
     worded,
 )
@@ -234,13 +237,14 @@ class IngestSummary:
     def exit_status(self) -> ExitStatus:
         """What the run's outcome means for a script: some documents not stored beats a refused
         prune beats unreadable inputs (empty files are not an error)."""
+        problems: list[type[StitcherError]] = []
         if self.failed:
-            return ExitStatus.FAILED
+            problems.append(WriteFailed)
         if self.prune_refused is not None:
-            return ExitStatus.PRUNE_REFUSED
+            problems.append(PruneRefused)
         if self.unreadable:
-            return ExitStatus.UNREADABLE
-        return ExitStatus.OK
+            problems.append(InputsUnreadable)
+        return exit_status_of_problems(problems)
 
     def to_json(self) -> dict[str, Any]:
         """The `--json` object: counts of documents, chunk counters, and the problems by name."""
