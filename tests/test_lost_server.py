@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from stitcher import server
+from stitcher.faults import classify
 from stitcher.locks import Lease
 from stitcher.retry import RetryPolicy
 from stitcher.store.wleases import WeaviateLeases
@@ -55,6 +56,14 @@ def test_a_lease_that_cannot_be_renewed_warns_once_in_one_readable_line(
         with lease.held(wait=False):
             _kill(own_server)
             time.sleep(3)
+        # What the client raises for a server that is gone is a lost connection, by type.
+        for request in (
+            lambda: client.collections.use("LeaseLost").query.fetch_objects(limit=1),  # gRPC
+            lambda: client.collections.exists("LeaseLost"),  # REST
+        ):
+            with pytest.raises(Exception) as raised:
+                request()
+            assert classify(raised.value).kind == "connection", repr(raised.value)
     finally:
         client.close()
     renewals = [n for n in notices if "renew" in n]
