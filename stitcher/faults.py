@@ -224,9 +224,10 @@ def leave_retrying_to_stitcher(weaviate_retry: ModuleType) -> None:
     The client retries gRPC UNAVAILABLE by itself, sleeping 1, 2, 4, 8 (and 16, 32) seconds: a
     search, a lease read or a batch write to a server that is gone took 15-63 s before it
     failed, and every layer above retried that again (one ingest gave up after 161 s, its
-    README saying 20). With one attempt here, stitcher's RetryPolicy is the one budget. If a
-    client version renames the class, nothing is changed (tests/test_lost_server.py measures
-    the give-up time and fails).
+    README saying 20). With one attempt here, stitcher's RetryPolicy is the one budget. The
+    change is process-wide: a program that also makes its own weaviate clients gets single
+    attempts there too. If a client version renames the class, nothing is changed
+    (tests/test_lost_server.py measures the give-up time and fails).
     """
     retry = getattr(weaviate_retry, "_Retry", None)
     if retry is None or getattr(retry, "_stitcher_once", False):
