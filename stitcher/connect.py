@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from stitcher import server
 from stitcher.config import ConnectionSettings
 from stitcher.errors import AuthenticationFailed, ConfigError, ConnectionFailed, setting
+from stitcher.faults import leave_retrying_to_stitcher
 
 if TYPE_CHECKING:
     import weaviate
@@ -134,7 +135,11 @@ def _import_weaviate() -> ModuleType:
 
 
 def _additional_config() -> object:
+    import weaviate.retry
     from weaviate.classes.init import AdditionalConfig, Timeout
+
+    # Every connection is made with this config: stitcher's retry policy is the one budget.
+    leave_retrying_to_stitcher(weaviate.retry)
 
     return AdditionalConfig(
         timeout=Timeout(init=INIT_TIMEOUT, query=QUERY_TIMEOUT, insert=INSERT_TIMEOUT)

@@ -450,6 +450,10 @@ def _refused_by(
     )
 
 
+#: Incomplete documents a check names (it counts them all).
+_NAMED_INCOMPLETE = 10
+
+
 def _check_documents(
     label: str, store: Any, existing: Any, options: DoctorOptions, model_name: str | None
 ) -> Check:
@@ -467,6 +471,17 @@ def _check_documents(
         f"{len(documents)} documents, {existing.model}, "
         f"{existing.chunk_size}/{existing.chunk_overlap} chunks"
     )
+    incomplete = sorted(doc_id for doc_id, doc in documents.items() if not doc.complete)
+    if incomplete:
+        named = ", ".join(repr(doc_id) for doc_id in incomplete[:_NAMED_INCOMPLETE])
+        more = len(incomplete) - _NAMED_INCOMPLETE
+        return Check(
+            label,
+            "warn",
+            f"{summary}; {len(incomplete)} incomplete (a run stopped while writing them, so "
+            f"searches miss part of them): {named}{f' and {more} more' if more > 0 else ''}",
+            "`stitcher ingest` their folders again (completes them, reusing stored vectors)",
+        )
     if older:
         return Check(
             label,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import IntEnum
+from typing import Literal
 
 
 class ExitStatus(IntEnum):
@@ -150,6 +151,10 @@ class WriteFailed(StitcherError):
     """Some chunks could not be written even after retries."""
 
 
+class InputsUnreadable(StitcherError):
+    """An ingest finished, but some inputs could not be read (the summary names them)."""
+
+
 class ListingIncomplete(StitcherError):
     """A whole-collection listing disagreed with the replicas' count (a replica is behind, or
     the collection was written to meanwhile); nothing was decided on it."""
@@ -176,17 +181,118 @@ class FilterError(UsageError):
     """A --where expression is malformed or names an unknown field."""
 
 
+class EmptyDocument(LoadError):
+    """The file has no text to index (a placeholder): skipped with a notice, not an error."""
+
+
+class SqlError(StitcherError):
+    """The SQL query could not be run (syntax, missing table, or an attempt to write)."""
+
+
+class ExportFileInvalid(StitcherError):
+    """An export file is malformed, cut off or does not match its own counts and hash; the
+    message names the line. Nothing was imported."""
+
+
+class AmbiguousEntity(AmbiguousError):
+    """A name fits several entities; `candidates` lists them (names only)."""
+
+    def __init__(self, message: str, candidates: Sequence[str]) -> None:
+        super().__init__(message)
+        self.candidates = list(candidates)
+
+
+class UnknownEntity(UsageError):
+    """No entity has this name or alias."""
+
+
+# -- the server failed in a way that ended the run (stitcher.faults classifies) ---------------
+
+#: What a server failure was (stitcher.faults.classify); only the first three may pass.
+FaultKind = Literal["connection", "timeout", "server", "read_only", "schema", "refused"]
+
+
+class ServerFault(StitcherError):
+    """Weaviate failed in a way that ended the run; the message says what was stored."""
+
+    def __init__(self, message: str, *, url: str, kind: FaultKind) -> None:
+        super().__init__(message)
+        self.url = url
+        self.kind = kind
+
+    def with_progress(self, stored: int, not_stored: int, unchecked: int = 0) -> ServerFault:
+        """The same error, saying how many documents this run stored and how many it did not."""
+        advice = _ADVICE.get(self.kind, "run again to finish")
+        counts = f"{stored} document(s) stored, {not_stored} not stored"
+        if unchecked:
+            counts += f", {unchecked} not yet checked"
+        return type(self)(f"{self.unworded}; {counts} — {advice}", url=self.url, kind=self.kind)
+
+
+class ServerLost(ServerFault):
+    """The connection to Weaviate was lost (refused, reset, server stopped or restarting)."""
+
+
+class ServerTimeout(ServerFault):
+    """Weaviate did not answer in time."""
+
+
+class ServerFailed(ServerFault):
+    """Weaviate kept answering with server errors (5xx)."""
+
+
+class ServerRefusesWrites(ServerFault):
+    """Weaviate refuses writes: its disk is full or the collection is read-only."""
+
+
+class SchemaChanged(ServerFault):
+    """The collection's schema is not the one stitcher made (a property removed or retyped)."""
+
+
+class RequestRefused(ServerFault):
+    """Weaviate refused a request that cannot succeed when repeated."""
+
+
+_ADVICE: dict[FaultKind, str] = {
+    # Verified on Weaviate 1.38: after ENOSPC its shards turn READONLY and, even when set back to
+    # READY, a bucket keeps failing to flush its WAL until the server restarts.
+    "read_only": "free disk space on the server and restart it, then run again",
+    "schema": f"restore the property or ingest into a new {setting('collection')}",
+}
+
 #: The exit status of each kind of error, most specific first; any other StitcherError is FAILED.
 _EXIT_STATUS_OF_ERROR: tuple[tuple[type[StitcherError], ExitStatus], ...] = (
     (LockHeld, ExitStatus.BUSY),
     (PruneRefused, ExitStatus.PRUNE_REFUSED),
     (UsageError, ExitStatus.USAGE),
+    (InputsUnreadable, ExitStatus.UNREADABLE),
 )
+
+#: A run that ends with several problems (an ingest: documents not stored, a prune refused,
+#: unreadable inputs) exits with the first of these it has: what a script must act on first.
+_MOST_SERIOUS_FIRST: tuple[ExitStatus, ...] = (
+    ExitStatus.FAILED,
+    ExitStatus.BUSY,
+    ExitStatus.USAGE,
+    ExitStatus.PRUNE_REFUSED,
+    ExitStatus.UNREADABLE,
+)
+
+
+def exit_status_of_problems(problems: Sequence[type[StitcherError]]) -> ExitStatus:
+    """The exit status of a run that finished with these kinds of problem (none: OK), by the
+    same table as a raised error's."""
+    statuses = {_status_of_kind(kind) for kind in problems}
+    return next((s for s in _MOST_SERIOUS_FIRST if s in statuses), ExitStatus.OK)
+
+
+def _status_of_kind(kind: type[StitcherError]) -> ExitStatus:
+    for base, status in _EXIT_STATUS_OF_ERROR:
+        if issubclass(kind, base):
+            return status
+    return ExitStatus.FAILED
 
 
 def exit_status_of(error: StitcherError) -> ExitStatus:
     """The exit status that `error` stands for (the README's exit-code table)."""
-    for kind, status in _EXIT_STATUS_OF_ERROR:
-        if isinstance(error, kind):
-            return status
-    return ExitStatus.FAILED
+    return _status_of_kind(type(error))

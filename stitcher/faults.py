@@ -5,8 +5,9 @@ one-line errors for those that stop a run.
 says what it was: the connection was lost (refused, reset, UNAVAILABLE), the server did not
 answer in time, it failed (5xx), it refuses writes (disk full, read-only shards), the collection's
 schema was changed by hand, or the request itself was refused (validation, wrong type, 4xx,
-vector length). Only the first three are transient. The client is never imported here: types
-are recognised by name, so this stays cheap and testable without a server.
+vector length). Only the first three are transient. Exceptions are told apart by type and
+status code; the client is never imported here (an exception of a library not yet loaded cannot
+occur), so this stays cheap.
 
 `fault_point` is a test-only hook (see its docstring).
 """
@@ -16,13 +17,24 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 from dataclasses import dataclass, replace
-from typing import Literal
+from types import ModuleType
+from typing import Any
 
-from stitcher.errors import StitcherError, setting
+# The errors live in stitcher.errors; imported here as they always were.
+from stitcher.errors import (
+    FaultKind,
+    RequestRefused,
+    SchemaChanged,
+    ServerFailed,
+    ServerFault,
+    ServerLost,
+    ServerRefusesWrites,
+    ServerTimeout,
+    StitcherError,
+)
 from stitcher.retry import RetryPolicy
-
-FaultKind = Literal["connection", "timeout", "server", "read_only", "schema", "refused"]
 
 #: Kinds that may go away by themselves; everything else is not retried.
 TRANSIENT: frozenset[FaultKind] = frozenset({"connection", "timeout", "server"})
@@ -40,8 +52,9 @@ class Fault:
         return self.kind in TRANSIENT
 
 
-# Checked in this order on the message text: a read-only refusal arrives as a 5xx or a gRPC
-# error too, and must not be retried as one.
+# What the server says in words only: a full disk or read-only shards, and a schema changed by
+# hand, arrive as a 4xx/5xx or a gRPC error like any other, or as a per-object reason in a batch
+# reply, and must not be retried as one. These look at the server's message, nothing else.
 _READ_ONLY_RE = re.compile(
     r"read[- ]?only|no space left|disk (?:usage|is full)|ENOSPC|out of disk", re.IGNORECASE
 )
@@ -51,106 +64,186 @@ _SCHEMA_RE = re.compile(
     r"(?:wrong|invalid|mismatched?) (?:data ?)?type|could not parse .* as",
     re.IGNORECASE,
 )
-_TIMEOUT_RE = re.compile(r"DEADLINE_EXCEEDED|timed? ?out|timeout", re.IGNORECASE)
-_CONNECTION_RE = re.compile(
+
+# A per-object reason in a batch reply (or a delete's) is the server's text and nothing else:
+# only for those strings is whether it may pass read from words, as the server words them
+# (a replica that timed out or could not be reached, a status code quoted).
+_TIMEOUT_TEXT_RE = re.compile(r"DEADLINE_EXCEEDED|timed? ?out|timeout", re.IGNORECASE)
+_CONNECTION_TEXT_RE = re.compile(
     r"UNAVAILABLE|connection (?:refused|reset|aborted|closed|lost|failed)|"
     r"connect(?:ion)? error|failed to connect|socket closed|broken pipe|"
-    r"server disconnected|remote ?protocol|network is unreachable|"
-    r"Connection to Weaviate failed",
+    r"server disconnected|remote ?protocol|network is unreachable",
     re.IGNORECASE,
 )
-_STATUS_RE = re.compile(r"\b(?:status code|code|HTTP)[: ]+(\d{3})\b", re.IGNORECASE)
+_STATUS_TEXT_RE = re.compile(r"\b(?:status code|code|HTTP)[: ]+(\d{3})\b", re.IGNORECASE)
 
-_TIMEOUT_TYPES = {
-    "WeaviateTimeoutError",
-    "TimeoutException",
-    "ReadTimeout",
-    "ConnectTimeout",
-    "WriteTimeout",
-    "PoolTimeout",
-    "TimeoutError",
-    "socket.timeout",
-}
-_CONNECTION_TYPES = {
-    "WeaviateConnectionError",
-    "WeaviateGRPCUnavailableError",
-    "ConnectError",
-    "RemoteProtocolError",
-    "ReadError",
-    "WriteError",
-    "NetworkError",
-    "ConnectionError",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "BrokenPipeError",
-    "WeaviateClosedClientError",
+#: gRPC status codes (grpc.StatusCode names) by what they mean here; any other is "refused".
+_GRPC_KINDS: dict[str, FaultKind] = {
+    "UNAVAILABLE": "connection",
+    "CANCELLED": "connection",
+    "DEADLINE_EXCEEDED": "timeout",
+    "RESOURCE_EXHAUSTED": "timeout",
+    "INTERNAL": "server",
+    "UNKNOWN": "server",
+    "ABORTED": "server",
+    "DATA_LOSS": "server",
 }
 
 
 def classify(error: BaseException | str) -> Fault:
-    """What kind of failure `error` is (an exception, or a per-object error message).
+    """What kind of failure `error` is: an exception, or a per-object reason from a batch reply.
 
-    The exception, its causes and its message are all looked at: the weaviate client wraps gRPC
-    and HTTP errors in its own types, keeping the original as the cause or only in the text.
+    An exception is told apart by its type (the weaviate client's, grpc's, httpx's, Python's
+    own) and status code (HTTP, or gRPC's `code()`), along its causes and contexts: the client
+    wraps a gRPC error in its own types, often only as the context. Only whether the server
+    refuses writes or no longer has the schema is read from its message (it says so only in
+    words). Nothing is imported: an exception of a library that is not loaded cannot occur.
     """
     if isinstance(error, str):
-        return _classify_text(error, status=None)
-    names: set[str] = set()
-    texts: list[str] = []
-    status: int | None = None
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        names.update(cls.__name__ for cls in type(current).__mro__)
-        texts.append(str(current))
-        code = getattr(current, "status_code", None)
-        if isinstance(code, int) and status is None:
-            status = code
-        grpc_code = _grpc_code(current)
-        if grpc_code:
-            texts.append(grpc_code)
-        current = current.__cause__ or current.__context__
-    text = " | ".join(texts)
+        return _classify_reason(error)
     detail = first_line(error)
-    if _READ_ONLY_RE.search(text):
+    chain = _chain(error)
+    said = " | ".join(_server_message(current) for current in chain)
+    if _READ_ONLY_RE.search(said):
         return Fault("read_only", detail)
-    if names & _TIMEOUT_TYPES:
-        return Fault("timeout", detail)
-    if names & _CONNECTION_TYPES:
-        return Fault("connection", detail)
-    return _classify_text(text, status=status, detail=detail)
+    if _SCHEMA_RE.search(said):
+        return Fault("schema", detail)
+    # The innermost cause that says first: the client wraps a 401 into a start-up error, an
+    # UNAVAILABLE into a query error, and the cause is the more precise of the two.
+    for current in reversed(chain):
+        kind = _kind_of(current)
+        if kind is not None:
+            return Fault(kind, detail)
+    return Fault("refused", detail)
 
 
-def _classify_text(text: str, status: int | None, detail: str | None = None) -> Fault:
-    detail = detail if detail is not None else first_line(text)
-    if status is None:
-        found = _STATUS_RE.search(text)
-        status = int(found.group(1)) if found else None
+def _chain(error: BaseException) -> list[BaseException]:
+    """`error`, then its causes (or contexts), each once."""
+    found: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and all(current is not seen for seen in found):
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _kind_of(error: BaseException) -> FaultKind | None:
+    """The kind of one exception by its type and status code; None when it does not say."""
+    weaviate_errors = sys.modules.get("weaviate.exceptions")
+    if weaviate_errors is not None:
+        if isinstance(error, weaviate_errors.UnexpectedStatusCodeError):
+            return _kind_of_status(error.status_code)
+        if isinstance(error, weaviate_errors.WeaviateTimeoutError):
+            return "timeout"
+        if isinstance(
+            error,
+            (
+                weaviate_errors.WeaviateConnectionError,
+                weaviate_errors.WeaviateClosedClientError,
+                weaviate_errors.WeaviateGRPCUnavailableError,
+                weaviate_errors.WeaviateStartUpError,
+                # raised by the client only after retrying UNAVAILABLE
+                weaviate_errors.WeaviateRetryError,
+            ),
+        ):
+            return "connection"
+    grpc = sys.modules.get("grpc")
+    if grpc is not None and isinstance(error, grpc.RpcError):
+        code = _grpc_code(error)
+        return _GRPC_KINDS.get(code.name, "refused") if code is not None else None
+    httpx = sys.modules.get("httpx")
+    if httpx is not None:
+        if isinstance(error, httpx.TimeoutException):
+            return "timeout"
+        if isinstance(error, httpx.TransportError):
+            return "connection"
+    if isinstance(error, TimeoutError):  # socket.timeout too
+        return "timeout"
+    if isinstance(error, ConnectionError):  # refused, reset, aborted, broken pipe
+        return "connection"
+    return None
+
+
+def _kind_of_status(status: int) -> FaultKind:
+    """An UnexpectedStatusCodeError's status: HTTP, or (below 100) the gRPC code's number."""
+    if status < 100:
+        grpc = sys.modules.get("grpc")
+        names = {code.value[0]: code.name for code in grpc.StatusCode} if grpc else {}
+        return _GRPC_KINDS.get(names.get(status, ""), "refused")
+    if status == 503:
+        return "connection"  # unavailable: restarting, or behind a proxy with no backend
+    if status in (408, 429, 504):
+        return "timeout"
+    if status >= 500:
+        return "server"
+    return "refused"
+
+
+def _grpc_code(error: BaseException) -> Any:
+    code = getattr(error, "code", None)
+    try:
+        return code() if callable(code) else None
+    except Exception:  # an RpcError that is not a call has no code
+        return None
+
+
+def _server_message(error: BaseException) -> str:
+    """What the server said in `error` (a gRPC error's details, else the error's text)."""
+    details = getattr(error, "details", None)
+    if callable(details):
+        try:
+            return str(details() or "")
+        except Exception:
+            pass
+    return str(error)
+
+
+def _classify_reason(text: str) -> Fault:
+    """A per-object reason from a batch reply: the server's words are all there is."""
+    detail = first_line(text)
+    found = _STATUS_TEXT_RE.search(text)
+    status = int(found.group(1)) if found else None
     if _READ_ONLY_RE.search(text):
         return Fault("read_only", detail)
     if _SCHEMA_RE.search(text):
         return Fault("schema", detail)
-    if status is not None and 400 <= status < 500:
-        return Fault("timeout" if status in (408, 429) else "refused", detail)
-    if _TIMEOUT_RE.search(text):
+    if status is not None and status < 500:
+        return Fault(_kind_of_status(status), detail)
+    if _TIMEOUT_TEXT_RE.search(text):
         return Fault("timeout", detail)
-    if _CONNECTION_RE.search(text):
+    if _CONNECTION_TEXT_RE.search(text):
         return Fault("connection", detail)
-    if status is not None and status >= 500:
+    if status is not None:
         return Fault("server", detail)
     return Fault("refused", detail)
 
 
-def _grpc_code(error: BaseException) -> str:
-    code = getattr(error, "code", None)
-    if not callable(code):
-        return ""
-    try:
-        value = code()
-    except Exception:
-        return ""
-    return str(getattr(value, "name", value) or "")
+def leave_retrying_to_stitcher(weaviate_retry: ModuleType) -> None:
+    """Make the weaviate client send each gRPC request once (`weaviate.retry._Retry`).
+
+    The client retries gRPC UNAVAILABLE by itself, sleeping 1, 2, 4, 8 (and 16, 32) seconds: a
+    search, a lease read or a batch write to a server that is gone took 15-63 s before it
+    failed, and every layer above retried that again (one ingest gave up after 161 s, its
+    README saying 20). With one attempt here, stitcher's RetryPolicy is the one budget. The
+    change is process-wide: a program that also makes its own weaviate clients gets single
+    attempts there too. If a client version renames the class, nothing is changed
+    (tests/test_lost_server.py measures the give-up time and fails).
+    """
+    retry = getattr(weaviate_retry, "_Retry", None)
+    if retry is None or getattr(retry, "_stitcher_once", False):
+        return
+
+    def once(self: Any, count: int, error: str, f: Any, *args: Any, **kwargs: Any) -> Any:
+        return f(*args, **kwargs)
+
+    async def once_async(
+        self: Any, count: int, error: str, f: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        return await f(*args, **kwargs)
+
+    retry.with_exponential_backoff = once
+    retry.awith_exponential_backoff = once_async
+    retry._stitcher_once = True
 
 
 def past_a_dead_replica(policy: RetryPolicy) -> RetryPolicy:
@@ -163,6 +256,23 @@ def past_a_dead_replica(policy: RetryPolicy) -> RetryPolicy:
     attempt reaches a live replica.
     """
     return replace(policy, minimum_attempts=max(2, policy.minimum_attempts))
+
+
+#: What each kind of fault means, in words a notice can carry after "could not ...".
+_REASONS: dict[FaultKind, str] = {
+    "connection": "the server cannot be reached",
+    "timeout": "the server did not answer in time",
+    "server": "the server failed",
+    "read_only": "the server refuses writes",
+    "schema": "a collection's schema was changed by hand",
+    "refused": "the server refused the request",
+}
+
+
+def reason(error: BaseException) -> str:
+    """Why `error` happened, in a few words and never the exception's text (which may be a
+    multi-line gRPC dump): for warnings that must stay one readable line."""
+    return _REASONS[classify(error).kind]
 
 
 def is_transient(error: BaseException) -> bool:
@@ -179,54 +289,6 @@ def first_line(error: BaseException | str, limit: int = 160) -> str:
             return line if len(line) <= limit else line[: limit - 1] + "…"
     return type(error).__name__ if isinstance(error, BaseException) else ""
 
-
-class ServerFault(StitcherError):
-    """Weaviate failed in a way that ended the run; the message says what was stored."""
-
-    def __init__(self, message: str, *, url: str, kind: FaultKind) -> None:
-        super().__init__(message)
-        self.url = url
-        self.kind = kind
-
-    def with_progress(self, stored: int, not_stored: int, unchecked: int = 0) -> ServerFault:
-        """The same error, saying how many documents this run stored and how many it did not."""
-        advice = _ADVICE.get(self.kind, "run again to finish")
-        counts = f"{stored} document(s) stored, {not_stored} not stored"
-        if unchecked:
-            counts += f", {unchecked} not yet checked"
-        return type(self)(f"{self.unworded}; {counts} — {advice}", url=self.url, kind=self.kind)
-
-
-class ServerLost(ServerFault):
-    """The connection to Weaviate was lost (refused, reset, server stopped or restarting)."""
-
-
-class ServerTimeout(ServerFault):
-    """Weaviate did not answer in time."""
-
-
-class ServerFailed(ServerFault):
-    """Weaviate kept answering with server errors (5xx)."""
-
-
-class ServerRefusesWrites(ServerFault):
-    """Weaviate refuses writes: its disk is full or the collection is read-only."""
-
-
-class SchemaChanged(ServerFault):
-    """The collection's schema is not the one stitcher made (a property removed or retyped)."""
-
-
-class RequestRefused(ServerFault):
-    """Weaviate refused a request that cannot succeed when repeated."""
-
-
-_ADVICE: dict[FaultKind, str] = {
-    # Verified on Weaviate 1.38: after ENOSPC its shards turn READONLY and, even when set back to
-    # READY, a bucket keeps failing to flush its WAL until the server restarts.
-    "read_only": "free disk space on the server and restart it, then run again",
-    "schema": f"restore the property or ingest into a new {setting('collection')}",
-}
 
 _ERRORS: dict[FaultKind, type[ServerFault]] = {
     "connection": ServerLost,

@@ -37,10 +37,13 @@ from stitcher import loaders, rules
 from stitcher.chunking import split_spans, validate_chunk_settings
 from stitcher.errors import (
     ExitStatus,
+    InputsUnreadable,
     PruneRefused,
     SettingsMismatch,
     StitcherError,
     UsageError,
+    WriteFailed,
+    exit_status_of_problems,
     setting,
     worded,
 )
@@ -56,6 +59,7 @@ from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
     Document,
+    PendingDocument,
     StoredDocument,
     WriteFailure,
 )
@@ -233,13 +237,14 @@ class IngestSummary:
     def exit_status(self) -> ExitStatus:
         """What the run's outcome means for a script: some documents not stored beats a refused
         prune beats unreadable inputs (empty files are not an error)."""
+        problems: list[type[StitcherError]] = []
         if self.failed:
-            return ExitStatus.FAILED
+            problems.append(WriteFailed)
         if self.prune_refused is not None:
-            return ExitStatus.PRUNE_REFUSED
+            problems.append(PruneRefused)
         if self.unreadable:
-            return ExitStatus.UNREADABLE
-        return ExitStatus.OK
+            problems.append(InputsUnreadable)
+        return exit_status_of_problems(problems)
 
     def to_json(self) -> dict[str, Any]:
         """The `--json` object: counts of documents, chunk counters, and the problems by name."""
@@ -319,6 +324,8 @@ class _Pending:
     vectors: list[np.ndarray | None]
     stale: bool  # an older version exists and must be deleted once this one is stored
     last: bool = True  # the document's last part
+    first: bool = True  # the document's first part: it is recorded as incomplete before it
+    chunk_count: int = 0  # of the whole document version
 
 
 class _Chunks(Sequence[Chunk]):
@@ -763,9 +770,12 @@ class _MemoUse:
 
 
 def _is_complete(previous: StoredDocument, doc_hash: str, chunk_count: int) -> bool:
-    """Stored exactly as this version: one version only, all of its chunks, current rules."""
+    """Stored exactly as this version: one version only, all of its chunks, current rules, and
+    not left incomplete by a run that stopped (its count alone could match: the old version's
+    delete or the incomplete record's removal may be all that is missing)."""
     return (
-        previous.doc_hashes == frozenset({doc_hash})
+        previous.complete
+        and previous.doc_hashes == frozenset({doc_hash})
         and previous.chunk_count == chunk_count
         and previous.rules == frozenset({rules.TEXT_RULES_VERSION})
     )
@@ -839,7 +849,18 @@ class _Pipeline:
                 self._progress.file_done(doc.source)
                 return
             last = span.stop == len(chunks)
-            self._add(_Pending(doc, doc_hash, records, [None] * len(records), stale, last))
+            self._add(
+                _Pending(
+                    doc,
+                    doc_hash,
+                    records,
+                    [None] * len(records),
+                    stale,
+                    last,
+                    first=begin == 0,
+                    chunk_count=len(chunks),
+                )
+            )
 
     def _add(self, item: _Pending) -> None:
         """Queue one part; a full group is embedded and handed to the writer."""
@@ -942,6 +963,10 @@ def _write_group(store: ChunkStore, group: list[_Pending], failed_docs: set[str]
     vectors = [v.tolist() for item in group for v in item.vectors if v is not None]
     result = _GroupResult()
     fault_point("write")
+    # Incomplete until the last write below: a run killed in between leaves them listed so.
+    store.begin_documents(
+        [PendingDocument(i.doc.doc_id, i.doc_hash, i.chunk_count) for i in group if i.first]
+    )
     for failure in store.write(records, vectors):
         result.failures.setdefault(failure.doc_id, []).append(failure)
     result.written = len(records) - sum(len(f) for f in result.failures.values())
@@ -952,6 +977,9 @@ def _write_group(store: ChunkStore, group: list[_Pending], failed_docs: set[str]
             if item.stale:
                 fault_point("delete")
             result.deleted += store.delete_document(item.doc.doc_id, keep_doc_hash=item.doc_hash)
+    store.finish_documents(
+        [i.doc.doc_id for i in group if i.last and i.doc.doc_id not in failed_docs]
+    )
     return result
 
 

@@ -24,7 +24,6 @@ import asyncio
 import hashlib
 import re
 import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -134,8 +133,11 @@ class StitchedRetriever(BaseRetriever):
     """Hybrid search over a stitcher collection; every Document is whole sentences.
 
     Give it a `Stitcher` (what `Stitcher.as_retriever()` does), or `collection` (and `url`,
-    `api_key`) to open its own connection on first use — closed when the retriever is garbage
-    collected or on `close()`.
+    `api_key`) to open its own connection on first use.
+
+    `close()`, or leaving a `with` block, closes the connection it searches through (a given
+    `Stitcher` connects again if used later). One never closed is closed when it is collected
+    or at exit (the session's finalizer), so a script that forgets gets no ResourceWarning.
 
     `invoke(query, k=..., alpha=..., where=..., latest=...)` overrides the settings for one call.
     An empty query returns the newest documents (by date) that pass the filter.
@@ -194,18 +196,25 @@ class StitchedRetriever(BaseRetriever):
         with self._lock:
             if self._owned is None:
                 key = self.api_key.get_secret_value() if self.api_key else None
-                owned = Session(self.url, key, self.collection or DEFAULT_COLLECTION)
-                # A retriever built from a URL has no with-block to close its client in.
-                weakref.finalize(self, owned.close)
-                self._owned = owned
+                # Its connection is closed by close(), or by the session's finalizer.
+                self._owned = Session(self.url, key, self.collection or DEFAULT_COLLECTION)
             return self._owned
 
     def close(self) -> None:
-        """Close the connection this retriever opened itself (a given `stitcher` stays open)."""
+        """Close the connection: this retriever's own, or the given `stitcher`'s (which
+        connects again when it is used later)."""
         with self._lock:
             if self._owned is not None:
                 self._owned.close()
                 self._owned = None
+        if self.stitcher is not None:
+            self.stitcher.close()
+
+    def __enter__(self) -> StitchedRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def search(
         self,
@@ -379,7 +388,7 @@ def stitched_search_tool(
     async def arun(**given: Any) -> str:
         return await asyncio.to_thread(run, **given)
 
-    return StructuredTool.from_function(
+    tool = StitchedSearchTool.from_function(
         func=run,
         coroutine=arun,
         name=tool_name,
@@ -388,6 +397,26 @@ def stitched_search_tool(
         handle_tool_error=True,
         handle_validation_error=_validation_message(schema),
     )
+    tool._retriever = retriever
+    return tool
+
+
+class StitchedSearchTool(StructuredTool):
+    """The agent tool of `stitched_search_tool`: a StructuredTool that can close its
+    connection (`close()` or a `with` block), like its retriever."""
+
+    _retriever: StitchedRetriever | None = PrivateAttr(default=None)
+
+    def close(self) -> None:
+        """Close the connection the tool searches through (see `StitchedRetriever.close`)."""
+        if self._retriever is not None:
+            self._retriever.close()
+
+    def __enter__(self) -> StitchedSearchTool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _has_graph(stitcher: Session) -> bool:

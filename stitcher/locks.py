@@ -61,6 +61,8 @@ import psutil
 
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
+from stitcher.faults import is_transient, reason
+from stitcher.retry import call_with_retries
 from stitcher.store.base import LeaseBoard
 from stitcher.store.wschema import bookkeeping_uuid
 
@@ -285,18 +287,28 @@ class Lease:
             self.release()
         except Exception as error:
             self._notice(
-                f"warning: could not release the lease on {self._scope} "
-                f"({type(error).__name__}); it expires by itself"
+                f"warning: could not release the lease on {self._scope} ({reason(error)}); "
+                "it expires by itself"
             )
 
     def acquire(self, *, wait: bool) -> None:
         """Take the lease; LockHeld (or, with `wait`, wait) while another holder's is valid,
-        of this lease or of the other kind."""
-        self._board.ensure()
+        of this lease or of the other kind.
+
+        A failure that may pass is retried with stitcher's policy, as any request is (the
+        client itself sends each request once: stitcher.faults.leave_retrying_to_stitcher).
+        Renewing and releasing are tried once: the next renewal tries again, and a lease
+        left behind expires.
+        """
+        call_with_retries(self._board.ensure, is_transient=is_transient)
         while True:
-            if not self._take(wait=wait):
+            if not call_with_retries(lambda: self._take(wait=wait), is_transient=is_transient):
                 continue
-            rival = self._rival() if self._rival is not None else None
+            rival = (
+                call_with_retries(self._rival, is_transient=is_transient)
+                if self._rival is not None
+                else None
+            )
             if rival is None:
                 return
             # Insert, then check: the rival may have checked before our insert and be writing
@@ -352,11 +364,20 @@ class Lease:
         return dt.timedelta(seconds=self._seconds)
 
     def _renew_until_stopped(self) -> None:
+        failing = False
         while not self._stop.wait(self._seconds / 3):
             try:
                 self.renew()
+                failing = False
             except Exception as error:  # the server may be briefly away; the next try may work
-                self._notice(f"warning: could not renew the lease: {error}")
+                # One line per outage, not per attempt: a lost server also ends the run with
+                # its own error line, which this warning must not bury.
+                if not failing:
+                    self._notice(
+                        f"warning: could not renew the lease on {self._scope} "
+                        f"({reason(error)}); trying again"
+                    )
+                failing = True
 
     def _create(self) -> bool:
         """Create the lease object; False when one exists already (another writer was first)."""

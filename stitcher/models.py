@@ -239,6 +239,18 @@ class StoredDocument:
     source: str
     #: Text rules versions of its chunks ("" for chunks stored without one).
     rules: frozenset[str] = frozenset()
+    #: False while a version of it is being written, or was left half written by a run that
+    #: stopped (see ChunkStore.begin_documents); its chunks are then not all there.
+    complete: bool = True
+
+
+@dataclass(frozen=True)
+class PendingDocument:
+    """A document version about to be written: recorded as incomplete until it is stored."""
+
+    doc_id: str
+    doc_hash: str
+    chunk_count: int
 
 
 @dataclass(frozen=True)

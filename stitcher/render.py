@@ -139,7 +139,7 @@ def tenants_table(console: Console, tenants: Sequence[Any]) -> None:
 
 def stats_table(console: Console, stats: dict[str, Any]) -> None:
     """`stitcher stats`: the totals, then chunks per source."""
-    head = [(k, v) for k, v in stats.items() if k not in ("sources", "shards")]
+    head = [(k, v) for k, v in stats.items() if k not in ("sources", "shards", "incomplete")]
     key_value_table(console, stats["collection"], head)
     shards = stats.get("shards") or {}
     if shards:
@@ -151,6 +151,13 @@ def stats_table(console: Console, stats: dict[str, Any]) -> None:
     for source, count in stats["sources"].items():
         table.add_row(Text(str(source)), Text(str(count)))
     console.print(table)
+    incomplete = stats.get("incomplete") or {}
+    if incomplete:
+        # Named apart: their chunks are not all stored, so searches miss part of them.
+        half = Table("incomplete document (run ingest again)", "chunks stored")
+        for doc_id, count in incomplete.items():
+            half.add_row(Text(str(doc_id)), Text(str(count)))
+        console.print(half)
 
 
 class IngestDisplay:

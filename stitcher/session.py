@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -144,6 +145,9 @@ class Session:
         self.tenant = checked_tenant_name(tenant)
         self._notice: Notice = notice or (lambda message: None)
         self._client: Any = None
+        #: Closes the client when this session is collected or the interpreter exits, for
+        #: callers that never call close() (no "Con004: connection not closed" at exit).
+        self._closer: weakref.finalize[Any, Any] | None = None
         self._store: WeaviateStore | None = None
         self._settings: CollectionSettings | None = None
         self._query_embedders: dict[str, Embedder] = {}
@@ -155,6 +159,7 @@ class Session:
         """The connected `weaviate.WeaviateClient` (connects on first use)."""
         if self._client is None:
             self._client = connect(self.connection, notice=self._notice)
+            self._closer = weakref.finalize(self, self._client.close)
         return self._client
 
     @property
@@ -172,10 +177,11 @@ class Session:
 
     def close(self) -> None:
         """Close the connection (the local server keeps running)."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-            self._store = None
+        if self._closer is not None:
+            self._closer()  # closes the client, once
+        self._client = None
+        self._closer = None
+        self._store = None
 
     def refresh(self) -> None:
         """Forget what was read about the collection (its settings, the store handle) and keep
@@ -554,6 +560,13 @@ class Session:
             **self.store.replication(),
             "sources": {
                 d.source: d.chunk_count for d in sorted(documents.values(), key=lambda d: d.source)
+            },
+            # Half written by a run that stopped (the next ingest completes them): doc id ->
+            # chunks stored so far. Counted among the documents above, and named here.
+            "incomplete": {
+                doc_id: documents[doc_id].chunk_count
+                for doc_id in sorted(documents)
+                if not documents[doc_id].complete
             },
         }
 

@@ -15,14 +15,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from stitcher.errors import StitcherError, UsageError, setting
+from stitcher.errors import SqlError as SqlError  # it lives in stitcher.errors
+from stitcher.errors import UsageError, setting
 
 #: More values than this make a filter nobody meant to write.
 MAX_JOIN_VALUES = 1000
-
-
-class SqlError(StitcherError):
-    """The SQL query could not be run (syntax, missing table, or an attempt to write)."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,13 @@ from stitcher.errors import (
 from stitcher.filters import Condition, Where
 from stitcher.graph import UnknownEntity, org_condition
 from stitcher.graph.model import MENTIONED_KIND, Entity
-from stitcher.models import ChunkRecord, CollectionSettings, SpanRequest, sha256_hex
+from stitcher.models import (
+    ChunkRecord,
+    CollectionSettings,
+    PendingDocument,
+    SpanRequest,
+    sha256_hex,
+)
 from stitcher.segment import keyword_text
 from stitcher.store.base import ChunkStore
 
@@ -280,6 +286,42 @@ class ChunkStoreContract:
         assert docs["d1"].chunk_count == len(old) + len(new)
         assert docs["d1"].source == "src/d1.md"
         assert docs["d2"].doc_hashes == {"v1"} and docs["d2"].chunk_count == 1
+
+    def test_a_document_begun_and_not_finished_is_listed_incomplete(
+        self, created: ChunkStore
+    ) -> None:
+        whole = make_records("whole", "x" * 30)
+        half = make_records("half", "y" * 30, doc_hash="v2")
+        write_ok(created, whole)
+        created.begin_documents([PendingDocument("half", "v2", len(half))])
+        write_ok(created, half[: len(half) // 2])  # the run stops here
+        docs = created.documents()
+        # Never begun (as in collections older than the record): complete.
+        assert docs["whole"].complete
+        assert not docs["half"].complete and docs["half"].chunk_count == len(half) // 2
+        write_ok(created, half)
+        assert not created.documents()["half"].complete  # written, not yet finished
+        created.finish_documents(["half", "never-begun"])
+        assert all(doc.complete for doc in created.documents().values())
+
+    def test_a_deleted_document_forgets_that_it_was_incomplete(self, created: ChunkStore) -> None:
+        records = make_records("gone", "z" * 30)
+        created.begin_documents([PendingDocument("gone", "v1", len(records))])
+        write_ok(created, records[:1])
+        created.delete_document("gone")
+        write_ok(created, records)  # stored again later, by a writer that never begins it
+        assert created.documents()["gone"].complete
+
+    def test_a_dropped_collection_forgets_its_incomplete_documents(
+        self, created: ChunkStore
+    ) -> None:
+        records = make_records("left", "w" * 30)
+        created.begin_documents([PendingDocument("left", "v1", len(records))])
+        write_ok(created, records)
+        created.drop()
+        created.create(SETTINGS)
+        write_ok(created, records)
+        assert created.documents()["left"].complete
 
     def test_delete_document_keeps_the_kept_version(self, created: ChunkStore) -> None:
         old = make_records("d1", "x" * 30, doc_hash="old")

@@ -34,9 +34,9 @@ from stitcher import rules
 from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
+    ExportFileInvalid,  # it lives in stitcher.errors; imported from here as it always was
     ServerError,
     SettingsMismatch,
-    StitcherError,
     UsageError,
     WriteFailed,
 )
@@ -54,11 +54,6 @@ _MODULUS = 1 << 256
 IMPORT_BATCH = 200
 
 Notice = Callable[[str], None]
-
-
-class ExportFileInvalid(StitcherError):
-    """An export file is malformed, cut off or does not match its own counts and hash; the
-    message names the line. Nothing was imported."""
 
 
 @dataclass(frozen=True)

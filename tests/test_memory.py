@@ -22,7 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from stitcher.models import ChunkRecord, CollectionSettings, StoredDocument, WriteFailure
+from stitcher.models import (
+    ChunkRecord,
+    CollectionSettings,
+    PendingDocument,
+    StoredDocument,
+    WriteFailure,
+)
 
 WORKTREE = Path(__file__).resolve().parent.parent
 DIMENSION = 384  # all-MiniLM-L6-v2
@@ -63,6 +69,12 @@ class NullStore:
 
     def delete_document(self, doc_id: str, keep_doc_hash: str | None = None) -> int:
         return 0
+
+    def begin_documents(self, documents: Sequence[PendingDocument]) -> None:
+        pass
+
+    def finish_documents(self, doc_ids: Sequence[str]) -> None:
+        pass
 
 
 class FastEmbedder:

@@ -137,54 +137,12 @@ def test_invalid_policies_are_refused() -> None:
 # --- classification ------------------------------------------------------------------------
 
 
-class FakeRpcError(Exception):
-    """Looks like grpc.RpcError: a code() with a name."""
-
-    def __init__(self, code: str, details: str) -> None:
-        super().__init__(details)
-        self._code = code
-
-    def code(self) -> object:
-        return type("Code", (), {"name": self._code})()
-
-
-class StatusError(Exception):
-    def __init__(self, status: int, text: str) -> None:
-        super().__init__(text)
-        self.status_code = status
-
-
-def _weaviate_errors() -> dict[str, Exception]:
-    from weaviate.exceptions import (
-        WeaviateConnectionError,
-        WeaviateQueryError,
-        WeaviateTimeoutError,
-    )
-
-    wrapped = WeaviateQueryError("wrapped", "GRPC batch")
-    wrapped.__cause__ = FakeRpcError("UNAVAILABLE", "failed to connect to all addresses")
-    return {
-        "connection": WeaviateConnectionError("Collection configuration could not be retrieved."),
-        "timeout": WeaviateTimeoutError("deadline"),
-        "wrapped_unavailable": wrapped,
-    }
-
-
 @pytest.mark.parametrize(
     ("error", "kind"),
     [
         (ConnectionRefusedError(111, "Connection refused"), "connection"),
         (ConnectionResetError(104, "Connection reset by peer"), "connection"),
         (TimeoutError("timed out"), "timeout"),
-        (FakeRpcError("UNAVAILABLE", "Socket closed"), "connection"),
-        (FakeRpcError("DEADLINE_EXCEEDED", "Deadline Exceeded"), "timeout"),
-        (StatusError(503, "Service Unavailable"), "connection"),
-        (StatusError(500, "internal server error"), "server"),
-        (StatusError(502, "bad gateway"), "server"),
-        (StatusError(422, "id already exists"), "refused"),
-        (StatusError(400, "bad request"), "refused"),
-        (StatusError(429, "too many requests"), "timeout"),
-        (StatusError(500, "store is read-only"), "read_only"),
         (Exception("write /data/x: no space left on device"), "read_only"),
         (Exception("shard Stitcher_abc is READONLY"), "read_only"),
         (Exception("vector lengths don't match: 384 vs 3"), "refused"),
@@ -199,18 +157,13 @@ def test_classification(error: Exception, kind: str) -> None:
     assert classify(error).kind == kind
 
 
-def test_weaviate_client_errors_are_classified() -> None:
-    errors = _weaviate_errors()
-    assert classify(errors["connection"]).kind == "connection"
-    assert classify(errors["timeout"]).kind == "timeout"
-    assert classify(errors["wrapped_unavailable"]).kind == "connection"
-    assert all(is_transient(e) for e in errors.values())
-
-
 def test_only_connection_timeout_and_5xx_are_transient() -> None:
+    """By type and status (tests/test_fault_types.py has the client's classes)."""
+    from tests.test_fault_types import status_error
+
     assert is_transient(ConnectionResetError())
-    assert is_transient(StatusError(500, "oops"))
-    assert not is_transient(StatusError(422, "validation"))
+    assert is_transient(status_error(500, "oops"))
+    assert not is_transient(status_error(422, "validation"))
     assert not is_transient(Exception("no space left on device"))
     assert not is_transient(Exception("invalid text property 'start' on class 'T'"))
 

@@ -8,28 +8,18 @@ silently changes every filter that follows it. A user typing `--org` gets a forg
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Protocol
 
-from stitcher.errors import AmbiguousError, UsageError
+# The errors live in stitcher.errors; imported here as they always were.
+from stitcher.errors import AmbiguousEntity as AmbiguousEntity
+from stitcher.errors import UnknownEntity as UnknownEntity
 from stitcher.graph.model import Entity, name_key
 
 #: How similar (difflib ratio) a typed name must be to a name key to count as a typo of it.
 TYPO_CUTOFF = 0.8
 #: Candidates shown in an ambiguity message.
 _SHOWN = 10
-
-
-class AmbiguousEntity(AmbiguousError):
-    """A name fits several entities; `candidates` lists them (names only)."""
-
-    def __init__(self, message: str, candidates: Sequence[str]) -> None:
-        super().__init__(message)
-        self.candidates = list(candidates)
-
-
-class UnknownEntity(UsageError):
-    """No entity has this name or alias."""
 
 
 class Resolver:

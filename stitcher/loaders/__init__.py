@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from stitcher.errors import EmptyDocument as EmptyDocument  # it lives in stitcher.errors
 from stitcher.errors import LoadError
 from stitcher.loaders.discovery import (
     SUPPORTED_EXTENSIONS,
@@ -35,10 +36,6 @@ __all__ = [
     "discover",
     "load",
 ]
-
-
-class EmptyDocument(LoadError):
-    """The file has no text to index (a placeholder): skipped with a notice, not an error."""
 
 
 def load(

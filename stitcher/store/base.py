@@ -17,6 +17,7 @@ from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
     Hit,
+    PendingDocument,
     ScoreExplain,
     SeedObject,
     SpanRequest,
@@ -171,8 +172,19 @@ class ChunkStore(Protocol):
         """Every document in the collection, keyed by doc_id (walks the whole collection).
 
         Complete or not at all: ingest's skip/replace/prune decisions rest on it. A store whose
-        listing can come up short (a replica behind) raises ListingIncomplete instead.
+        listing can come up short (a replica behind) raises ListingIncomplete instead. A
+        document recorded by `begin_documents` and not yet by `finish_documents` has
+        `complete=False`.
         """
+        ...
+
+    def begin_documents(self, documents: Sequence[PendingDocument]) -> None:
+        """Record these document versions as incomplete, before any of their chunks is written."""
+        ...
+
+    def finish_documents(self, doc_ids: Sequence[str]) -> None:
+        """These documents are complete again (all chunks confirmed, old version deleted) or
+        gone: the last write of a document. Ids never begun are ignored."""
         ...
 
     def source_roots(self) -> dict[str, str]:

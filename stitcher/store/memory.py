@@ -41,6 +41,7 @@ from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
     Hit,
+    PendingDocument,
     ScoreExplain,
     SeedObject,
     SpanRequest,
@@ -192,6 +193,8 @@ class MemoryStore:
         self._source_roots: dict[str, str] = {}
         self._seed: dict[str, SeedObject] = {}  # a seed-layout collection's objects (load_seed)
         self._markers: dict[str, dict[str, Any]] = {}
+        #: Documents being written (begin_documents), doc_id -> their version's chunk count.
+        self._pending: dict[str, int] = {}
         self._entities = MemoryEntities(self._name)
 
     @property
@@ -292,6 +295,7 @@ class MemoryStore:
         self._source_roots.clear()
         self._seed.clear()
         self._markers.clear()
+        self._pending.clear()
         return existed
 
     def layout(self) -> Layout:
@@ -364,10 +368,26 @@ class MemoryStore:
             rules.setdefault(doc_id, set()).add(properties.get("rules") or "")
         return {
             doc_id: StoredDocument(
-                doc_id, frozenset(found), counts[doc_id], sources[doc_id], frozenset(rules[doc_id])
+                doc_id,
+                frozenset(found),
+                counts[doc_id],
+                sources[doc_id],
+                frozenset(rules[doc_id]),
+                complete=doc_id not in self._pending,
             )
             for doc_id, found in hashes.items()
         }
+
+    def begin_documents(self, documents: Sequence[PendingDocument]) -> None:
+        """Record these document versions as incomplete."""
+        self._require()
+        for doc in documents:
+            self._pending[doc.doc_id] = doc.chunk_count
+
+    def finish_documents(self, doc_ids: Sequence[str]) -> None:
+        """These documents are complete (or gone)."""
+        for doc_id in doc_ids:
+            self._pending.pop(doc_id, None)
 
     def source_roots(self) -> dict[str, str]:
         """The folder each source was registered from, by source name."""
@@ -428,6 +448,8 @@ class MemoryStore:
         ]
         for object_id in doomed:
             del self._objects[object_id]
+        if keep_doc_hash is None:
+            self.finish_documents([doc_id])  # the whole document is gone
         return len(doomed)
 
     def fetch(self, ids: Sequence[str]) -> list[ChunkRecord]:

@@ -44,6 +44,7 @@ from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
     Hit,
+    PendingDocument,
     ScoreExplain,
     SeedObject,
     SpanRequest,
@@ -72,6 +73,7 @@ from stitcher.store.schema import (
 from stitcher.store.wfilters import translate
 from stitcher.store.wleases import WeaviateLeases
 from stitcher.store.wlisting import between_counts, documents_by_aggregate, documents_by_walk
+from stitcher.store.wpending import WeaviatePending
 from stitcher.store.wschema import (
     DEFAULT_CLUSTER_REPLICATION,
     MAX_RESULTS,
@@ -192,6 +194,7 @@ class WeaviateStore:
         self._known_to_exist = False
         self._linker: MentionLinker | None = None  # made on the first mention
         self._unresolved: dict[str, dict[str, None]] = {}
+        self._pending = WeaviatePending(client, self._name, self._tenant)
 
     @property
     def name(self) -> str:
@@ -612,7 +615,22 @@ class WeaviateStore:
                 )
             return grouped, sum(doc.chunk_count for doc in grouped.values())
 
-        return self.listed_whole("listing documents", listing)
+        listed = self.listed_whole("listing documents", listing)
+        incomplete = self._call("listing incomplete documents", self._pending.incomplete)
+        return {
+            doc_id: dataclasses.replace(doc, complete=False) if doc_id in incomplete else doc
+            for doc_id, doc in listed.items()
+        }
+
+    def begin_documents(self, documents: Sequence[PendingDocument]) -> None:
+        """Record these document versions as incomplete (stitcher.store.wpending), in one
+        request, before any of their chunks is sent."""
+        self._require()
+        self._call("recording documents as being written", lambda: self._pending.begin(documents))
+
+    def finish_documents(self, doc_ids: Sequence[str]) -> None:
+        """These documents are complete (or gone): their incomplete records go, in one request."""
+        self._call("recording documents as complete", lambda: self._pending.finish(doc_ids))
 
     def listed_whole(self, doing: str, listing: Callable[[int], tuple[T, int]]) -> T:
         """Run `listing(count)` until the number of objects it saw lies between the replicas'
@@ -783,6 +801,8 @@ class WeaviateStore:
                     f"{self._name!r}{because}; run the command again"
                 )
             if result.matches == 0 or result.successful == 0:
+                if keep_doc_hash is None:  # the whole document is gone
+                    self.finish_documents([doc_id])
                 return deleted
 
     def fetch(self, ids: Sequence[str]) -> list[ChunkRecord]:
@@ -1082,6 +1102,7 @@ class WeaviateStore:
             self._call("removing the tenant", lambda: self._whole.tenants.remove([tenant]))
             self._known_to_exist = False
             self.forget_sources()
+            self._pending.forget_all()
             return True
         if not self.exists():
             return False
@@ -1095,6 +1116,7 @@ class WeaviateStore:
         self._client.collections.delete(self._name)
         self._known_to_exist = False
         self.forget_sources()
+        self._pending.forget_all()
         return True
 
     def forget_sources(self) -> None:
