@@ -49,6 +49,7 @@ from stitcher.cli_options import (
     UrlOpt,
     WaitOpt,
 )
+from stitcher.cli_output import print_json
 from stitcher.config import (
     DEFAULT_ALPHA,
     DEFAULT_CHUNK_OVERLAP,
@@ -101,7 +102,10 @@ class _Report(Protocol):
 
 def _echo_report(report: _Report, as_json: bool) -> None:
     """The report on stdout: its --json object, or its line."""
-    typer.echo(json.dumps(report.to_json(), ensure_ascii=False) if as_json else report.one_line())
+    if as_json:
+        print_json(report.to_json())
+    else:
+        typer.echo(report.one_line())
 
 
 def _err() -> Console:
@@ -336,7 +340,7 @@ def config_show(as_json: JsonOpt = False) -> None:
     """The effective settings and where each comes from (flag, environment, file, default)."""
     data = load_settings(_profile.name).to_json()
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        print_json(data, indent=2)
         return
     # Plain aligned lines: greppable, and a value is never taken for rich markup.
     known = ", ".join(data["profiles"]) or "none"
@@ -427,7 +431,7 @@ def server_status(as_json: JsonOpt = False) -> None:
     state = server.status()
     data = {**state.to_json(), "warm_worker": warm.summary()}
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        print_json(data, indent=2)
     else:
         render.server_status(_out(), data)
     if state.state in ("stale", "degraded"):
@@ -943,7 +947,7 @@ def fields(
         found = s.fields()
     if as_json:
         rows = [{"name": f.name, "type": f.kind, "examples": list(f.examples)} for f in found]
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        print_json(rows)
     else:
         render.fields_table(_out(), found)
 
@@ -953,12 +957,19 @@ def stats(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     as_json: JsonOpt = False,
+    documents: Annotated[
+        bool,
+        typer.Option("--documents", help="Also each document's chunks.", rich_help_panel=OUTPUT),
+    ] = False,
     consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Documents and chunks of a collection, per source."""
+    """Documents and chunks of a collection, per source.
+
+    --documents adds each document's chunks, --verbose the shards and their nodes.
+    """
     from stitcher import render
 
     with _stitcher(
@@ -966,9 +977,9 @@ def stats(
     ) as s:
         data = s.stats()
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False))
+        print_json(data)
     else:
-        render.stats_table(_out(), data)
+        render.stats_table(_out(), data, documents=documents, shards=_OUTPUT.verbose)
 
 
 @app.command()
@@ -1049,7 +1060,7 @@ def tenants_list(
         found = s.tenants()
     if as_json:
         rows = [{"name": t.name, "status": t.status, "chunks": t.chunks} for t in found]
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        print_json(rows)
     else:
         render.tenants_table(_out(), found)
 
@@ -1212,7 +1223,7 @@ def doctor(
     )
     found = [check.spelled(_worded) for check in checks.run_checks(options)]
     if as_json:
-        typer.echo(json.dumps([c.to_json() for c in found], ensure_ascii=False))
+        print_json([c.to_json() for c in found])
     else:
         render.doctor_report(_out(), found)
     raise typer.Exit(checks.exit_status(found))

@@ -7,13 +7,13 @@ unknown name exits 2).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from stitcher.cli_options import COLLECTION, GrpcOpt, JsonOpt, KeyOpt, UrlOpt, WaitOpt
+from stitcher.cli_output import print_json
 from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import CollectionMissing
 from stitcher.graph.model import KINDS, name_key, read_entities
@@ -102,7 +102,7 @@ def load(
     with _stitcher(ctx, url, api_key, grpc_port, collection, tenant) as s:
         report = s.load_entities(entities, wait=wait)
     if as_json:
-        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        print_json(report.to_json())
     else:
         lines = report.lines()
         typer.echo(lines[0])
@@ -130,7 +130,7 @@ def show(
         view = s.store.entities().show(name, kind)
     data = view.to_json()
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False))
+        print_json(data)
         return
     typer.echo(f"{data['kind']} {data['name']} [{data['id']}]")
     if data["aliases"]:
@@ -170,7 +170,7 @@ def list_entities(
              **dict(e.attributes)}
             for e in found
         ]  # fmt: skip
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        print_json(rows)
         return
     for e in found:
         typer.echo(f"{e.kind}\t{e.id}\t{e.label()}")
