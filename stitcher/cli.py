@@ -28,6 +28,28 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 import typer
 
 from stitcher.cli_entities import entities_app
+from stitcher.cli_help import HELP_OPTION_NAMES, StitcherGroup
+from stitcher.cli_options import (
+    ADVANCED,
+    CHUNKING,
+    COLLECTION,
+    FILTERS,
+    INPUT,
+    MODEL,
+    OUTPUT,
+    QUERY,
+    CollectionOpt,
+    ConsistencyOpt,
+    GrpcOpt,
+    JsonOpt,
+    KeyOpt,
+    ModelOpt,
+    ReplicationOpt,
+    TenantOpt,
+    UrlOpt,
+    WaitOpt,
+)
+from stitcher.cli_output import print_json
 from stitcher.config import (
     DEFAULT_ALPHA,
     DEFAULT_CHUNK_OVERLAP,
@@ -54,47 +76,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    cls=StitcherGroup,
+    context_settings={"help_option_names": HELP_OPTION_NAMES},
 )
-server_app = typer.Typer(help="The local Weaviate server (the default when no --url is given).")
+server_app = typer.Typer(help="The local Weaviate server (used when no --url is given).")
 model_app = typer.Typer(help="Embedding models.")
 app.add_typer(server_app, name="server")
 app.add_typer(entities_app, name="entities")
 app.add_typer(model_app, name="model")
-
-# Shared options: every command that talks to Weaviate takes the same three.
-UrlOpt = Annotated[
-    str | None,
-    typer.Option("--url", help="Weaviate URL (env: WEAVIATE_URL). Default: the local server."),
-]
-KeyOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--api-key", help="API key for --url (env: WEAVIATE_API_KEY).", show_default=False
-    ),
-]
-GrpcOpt = Annotated[
-    int | None, typer.Option("--grpc-port", help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).")
-]
-CollectionOpt = Annotated[str, typer.Option("--collection", "-c", help="Collection to use.")]
-TenantOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--tenant",
-        help="Tenant (knowledge base) of a multi-tenant collection (env: STITCHER_TENANT); the "
-        "first ingest with one creates it.",
-        show_default=False,
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="sentence-transformers model name or path, multilingual-e5-small, or bilingual "
-        "(MiniLM for English text, multilingual-e5-small for Chinese; README: one model per "
-        "language). Default: all-MiniLM-L6-v2.",
-    ),
-]
 
 
 def _out() -> Console:
@@ -113,7 +102,10 @@ class _Report(Protocol):
 
 def _echo_report(report: _Report, as_json: bool) -> None:
     """The report on stdout: its --json object, or its line."""
-    typer.echo(json.dumps(report.to_json(), ensure_ascii=False) if as_json else report.one_line())
+    if as_json:
+        print_json(report.to_json())
+    else:
+        typer.echo(report.one_line())
 
 
 def _err() -> Console:
@@ -239,25 +231,6 @@ def _error_line(message: str) -> Text:
     return Text.assemble(("error:", "red"), " ", message)
 
 
-ConsistencyOpt = Annotated[
-    str,
-    typer.Option(
-        "--consistency",
-        help="Replicas that must answer each read, write and delete: one, quorum or all.",
-        case_sensitive=False,
-    ),
-]
-ReplicationOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--replication-factor",
-        min=1,
-        help="Replicas of a new collection (default: 1 on one node, 3 on a cluster); must "
-        "match an existing collection's.",
-    ),
-]
-
-
 @contextmanager
 def _stitcher(
     url: str | None,
@@ -321,6 +294,7 @@ def _root(
         bool,
         typer.Option(
             "--version",
+            "-V",
             callback=_version_callback,
             is_eager=True,
             help="Print the versions of stitcher, weaviate-client and the local server.",
@@ -366,7 +340,7 @@ def config_show(as_json: JsonOpt = False) -> None:
     """The effective settings and where each comes from (flag, environment, file, default)."""
     data = load_settings(_profile.name).to_json()
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        print_json(data, indent=2)
         return
     # Plain aligned lines: greppable, and a value is never taken for rich markup.
     known = ", ".join(data["profiles"]) or "none"
@@ -406,7 +380,7 @@ def _build_local_server_on_first_use() -> None:
 
 @server_app.command("install")
 def server_install() -> None:
-    """Build the pinned Weaviate server once with `go install` (cached; ~8 minutes cold)."""
+    """Build the pinned Weaviate server once (cached; ~8 minutes cold)."""
     typer.echo(str(_install_server()))
 
 
@@ -416,13 +390,13 @@ def server_start(
         int | None,
         typer.Option(
             "--nodes",
+            metavar="N",
             min=1,
-            help="Nodes: 1, or a local replicated cluster (e.g. 3) on loopback ports. "
-            "Default: what this home already runs, else 1.",
+            help="1, or a local cluster of N nodes. Default: as now, else 1.",
         ),
     ] = None,
     timeout: Annotated[
-        float, typer.Option(help="Seconds to wait for readiness (a cluster: all nodes + leader).")
+        float, typer.Option(metavar="SECONDS", help="How long to wait until it is ready.")
     ] = 120,
 ) -> None:
     """Start the local server (no-op when it is running) and print its URL."""
@@ -451,14 +425,13 @@ def server_stop() -> None:
 
 @server_app.command("status")
 def server_status(as_json: JsonOpt = False) -> None:
-    """Version, ports, data path, collections and object counts of the local server, and the
-    warm search worker (pid, sessions, idle time left) if one runs."""
+    """The local server (version, ports, collections) and the warm search worker."""
     from stitcher import render, server, warm
 
     state = server.status()
     data = {**state.to_json(), "warm_worker": warm.summary()}
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        print_json(data, indent=2)
     else:
         render.server_status(_out(), data)
     if state.state in ("stale", "degraded"):
@@ -470,18 +443,24 @@ def server_status(as_json: JsonOpt = False) -> None:
 BackupCollectionsOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--collection", "-c", help="Only this collection (repeatable). Default: all of them."
+        "--collection",
+        "-c",
+        metavar="NAME",
+        help="Only this collection (repeatable). Default: all.",
     ),
 ]
 BackupIdOpt = Annotated[
-    str, typer.Argument(help="Backup id: lowercase letters, digits, - and _ (e.g. 2026-12-03).")
+    str,
+    typer.Argument(metavar="ID", help="Backup id: a-z, 0-9, - and _ (e.g. 2026-12-03)."),
 ]
 
 
 @server_app.command("backup")
 def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = None) -> None:
-    """Back up collections of the local server to its backups folder (Weaviate's filesystem
-    backup: fast, exact; for another server use `stitcher export`)."""
+    """Back up collections of the local server to its backups folder.
+
+    Weaviate's filesystem backup: fast, exact. For another server use `stitcher export`.
+    """
     from stitcher.api import backup_local
 
     _build_local_server_on_first_use()
@@ -506,7 +485,7 @@ def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = N
 
 @model_app.command("export")
 def model_export(model: ModelOpt = None) -> None:
-    """Export the model to ONNX so searches start without torch (ingest does this too)."""
+    """Export the model to ONNX so searches start without torch."""
     from stitcher.api import export_model
 
     for path in export_model(model):
@@ -519,85 +498,102 @@ def model_export(model: ModelOpt = None) -> None:
 @app.command()
 def ingest(
     paths: Annotated[
-        list[str], typer.Argument(help="Files or directories; - reads paths from stdin.")
+        list[str],
+        typer.Argument(metavar="PATH...", help="Files or folders; - reads paths from stdin."),
     ],
-    collection: CollectionOpt = DEFAULT_COLLECTION,
-    tenant: TenantOpt = None,
     glob: Annotated[
-        str | None, typer.Option(help="Only files matching this glob, e.g. '**/*.md'.")
-    ] = None,
-    chunk_size: Annotated[int, typer.Option(help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
-    chunk_overlap: Annotated[
-        int, typer.Option(help="Characters shared by neighbouring chunks.")
-    ] = DEFAULT_CHUNK_OVERLAP,
-    model: ModelOpt = None,
-    batch_size: Annotated[int, typer.Option(help="Texts per embedding batch.")] = 32,
-    device: Annotated[
         str | None,
         typer.Option(
-            help="Where to embed: cpu, cuda or auto (cuda when torch sees a GPU) "
-            "(env: STITCHER_DEVICE). Default: auto."
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Encode processes (1: in this process) (env: STITCHER_WORKERS). Default: 1.",
-        ),
-    ] = None,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option("--tag", help="Add this tag to every document (repeatable)."),
-    ] = None,
-    mentions_from: Annotated[
-        Path | None,
-        typer.Option(help="File mapping documents to the organizations they mention."),
-    ] = None,
-    tags_from_dirs: Annotated[
-        bool, typer.Option(help="Tag documents with their folder names.")
-    ] = False,
-    prune: Annotated[
-        bool,
-        typer.Option(help="Delete stored documents whose files vanished from the given folders."),
-    ] = False,
-    max_delete: Annotated[
-        str | None,
-        typer.Option(
-            help="What --prune may delete per source: N documents or P% of its stored ones "
-            "(default 50%); beyond it nothing is deleted (exit 4)."
+            metavar="GLOB", help="Only files matching it, e.g. '**/*.md'.", rich_help_panel=INPUT
         ),
     ] = None,
     source: Annotated[
         str | None,
         typer.Option(
-            help="Name of the source (document ids start with it; --prune stays within it). "
-            "Default: the folder's name."
+            metavar="NAME", help="Source name. Default: the folder's name.", rich_help_panel=INPUT
         ),
     ] = None,
-    dry_run: Annotated[bool, typer.Option(help="Show what would change; write nothing.")] = False,
-    wait: Annotated[
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag", metavar="TAG", help="Tag every document (repeatable).", rich_help_panel=INPUT
+        ),
+    ] = None,
+    tags_from_dirs: Annotated[
         bool,
         typer.Option(
-            help="Wait for a running writer of the same sources (or of the whole collection: "
-            "drop, adopt, ...) instead of exiting."
+            "--tags-from-dirs", help="Tag documents with their folder names.", rich_help_panel=INPUT
         ),
     ] = False,
-    reread: Annotated[
+    mentions_from: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="Organizations each document mentions.", rich_help_panel=INPUT
+        ),
+    ] = None,
+    chunk_size: Annotated[
+        int, typer.Option(metavar="N", help="Characters per chunk.", rich_help_panel=CHUNKING)
+    ] = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: Annotated[
+        int,
+        typer.Option(metavar="N", help="Characters neighbours share.", rich_help_panel=CHUNKING),
+    ] = DEFAULT_CHUNK_OVERLAP,
+    model: ModelOpt = None,
+    batch_size: Annotated[
+        int, typer.Option(metavar="N", help="Texts per embedding batch.", rich_help_panel=MODEL)
+    ] = 32,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DEVICE",
+            help="cpu, cuda or auto (env: STITCHER_DEVICE).",
+            rich_help_panel=MODEL,
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            min=1,
+            help="Encode processes (env: STITCHER_WORKERS).",
+            rich_help_panel=MODEL,
+        ),
+    ] = None,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    tenant: TenantOpt = None,
+    replication_factor: ReplicationOpt = None,
+    prune: Annotated[
         bool,
         typer.Option(
-            help="Load every file, even those whose bytes match what the collection holds "
-            "(by default they are skipped without loading)."
+            "--prune", help="Delete documents whose files vanished.", rich_help_panel=COLLECTION
+        ),
+    ] = False,
+    max_delete: Annotated[
+        str | None,
+        typer.Option(
+            metavar="N|P%",
+            help="Most --prune deletes (default 50%).",
+            rich_help_panel=COLLECTION,
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Show what would change; write nothing.", rich_help_panel=OUTPUT
         ),
     ] = False,
     as_json: JsonOpt = False,
-    replication_factor: ReplicationOpt = None,
+    wait: WaitOpt = False,
+    reread: Annotated[
+        bool,
+        typer.Option("--reread", help="Load unchanged files too.", rich_help_panel=ADVANCED),
+    ] = False,
     consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Load documents (250/50 chunks, deterministic ids, parent_id chain); safe to re-run."""
+    """Load files into a collection; safe to re-run."""
     from stitcher import render
     from stitcher.graph import read_mentions_file
     from stitcher.ingest import DeleteLimit, IngestOptions
@@ -665,8 +661,9 @@ WhereOpt = Annotated[
     typer.Option(
         "--where",
         "-w",
-        help="Filter, all must hold (repeatable): field=value, field!=v, field>=v, field<v, "
-        "field~text, tags=a,b (any of). See `stitcher fields`.",
+        metavar="FILTER",
+        help="field=value, field>=v, ...: all must hold (repeatable).",
+        rich_help_panel=FILTERS,
     ),
 ]
 
@@ -675,73 +672,116 @@ WhereOpt = Annotated[
 def search(
     query: Annotated[
         str | None,
-        typer.Argument(help="What to look for. Omit it to list the latest documents."),
+        typer.Argument(metavar="QUERY", help="What to look for. None: the latest documents."),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-k", help="Passages to return.")] = 5,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit", "-k", metavar="N", help="Passages to return.", rich_help_panel=QUERY
+        ),
+    ] = 5,
     alpha: Annotated[
         float | None,
         typer.Option(
-            help="Weight of the vector side: 1 = vector only, 0 = keyword (BM25) only. "
-            f"Default: {DEFAULT_ALPHA}, lower when the model cannot read the query "
-            "(--explain says why)."
+            metavar="0..1",
+            help=f"Vector weight (0: keyword only). Default: {DEFAULT_ALPHA}.",
+            rich_help_panel=QUERY,
         ),
     ] = None,
     fusion: Annotated[
-        str, typer.Option(help="relative (score fusion) or ranked (rank fusion).")
+        str,
+        typer.Option(
+            metavar="KIND", help="relative (scores) or ranked (ranks).", rich_help_panel=QUERY
+        ),
     ] = "relative",
+    no_stitch: Annotated[
+        bool, typer.Option("--no-stitch", help="Return the raw chunks.", rich_help_panel=QUERY)
+    ] = False,
+    max_extend: Annotated[
+        int,
+        typer.Option(
+            metavar="N", help="Characters stitching may add per side.", rich_help_panel=QUERY
+        ),
+    ] = DEFAULT_MAX_EXTEND,
     where: WhereOpt = None,
     where_any: Annotated[
         list[str] | None,
-        typer.Option("--where-any", help="Filter, at least one must hold (repeatable)."),
+        typer.Option(
+            "--where-any",
+            metavar="FILTER",
+            help="Filter; one must hold (repeatable).",
+            rich_help_panel=FILTERS,
+        ),
     ] = None,
     latest: Annotated[
-        bool, typer.Option(help="Newest matching documents by date instead of ranking.")
+        bool,
+        typer.Option(
+            "--latest", help="Newest documents first, no ranking.", rich_help_panel=FILTERS
+        ),
     ] = False,
     doc: Annotated[
-        str | None, typer.Option(help="Only this document (fuzzy match on title or path).")
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Only this document (fuzzy title or path).",
+            rich_help_panel=FILTERS,
+        ),
     ] = None,
     org: Annotated[
         str | None,
-        typer.Option(help="Only chunks mentioning this organization (fuzzy name or alias)."),
+        typer.Option(
+            metavar="NAME",
+            help="Only chunks mentioning this organization.",
+            rich_help_panel=FILTERS,
+        ),
     ] = None,
     sql: Annotated[
-        str | None, typer.Option(help="SQL whose first column selects documents (with --db).")
+        str | None,
+        typer.Option(
+            metavar="SQL", help="Documents selected by SQL (with --db).", rich_help_panel=FILTERS
+        ),
     ] = None,
     db: Annotated[
-        Path | None, typer.Option(help="SQLite file for --sql (opened read-only).")
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="SQLite file for --sql (read-only).", rich_help_panel=FILTERS
+        ),
     ] = None,
-    join: Annotated[str, typer.Option(help="Field that the --sql values must equal.")] = "title",
+    join: Annotated[
+        str,
+        typer.Option(
+            metavar="FIELD", help="Field the --sql values match.", rich_help_panel=FILTERS
+        ),
+    ] = "title",
+    model: ModelOpt = None,
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     as_json: JsonOpt = False,
-    no_stitch: Annotated[bool, typer.Option("--no-stitch", help="Return the raw chunks.")] = False,
-    max_extend: Annotated[
-        int, typer.Option(help="Characters stitching may add on each side.")
-    ] = DEFAULT_MAX_EXTEND,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Show how each score was made.", rich_help_panel=OUTPUT),
+    ] = False,
     queries: Annotated[
         Path | None,
-        typer.Option(help="Run one query per line of this file (- for stdin); prints JSON Lines."),
+        typer.Option(
+            metavar="FILE", help="One query per line (- stdin); JSON Lines.", rich_help_panel=OUTPUT
+        ),
     ] = None,
-    explain: Annotated[
-        bool, typer.Option(help="Show how the keyword and vector sides made each score.")
-    ] = False,
-    model: ModelOpt = None,
-    consistency: ConsistencyOpt = "quorum",
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
     warm: Annotated[
         bool | None,
         typer.Option(
             "--warm/--no-warm",
-            help="Ask the warm search worker, and start one after an in-process search. "
-            "Default: the warm setting (STITCHER_WARM=auto|always|never), auto: only at a "
-            "terminal.",
+            help="Use the warm search worker. Default: at a terminal.",
             show_default=False,
+            rich_help_panel=ADVANCED,
         ),
     ] = None,
+    consistency: ConsistencyOpt = "quorum",
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
 ) -> None:
-    """Hybrid (BM25 + vector) search; every hit is stitched into whole sentences."""
+    """Hybrid search; every hit comes back as whole sentences."""
     from stitcher.search import SearchOptions
     from stitcher.where import parse_where
 
@@ -900,14 +940,14 @@ def fields(
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Fields that --where can filter on, with their types and example values."""
+    """Fields that --where can filter on, with types and example values."""
     from stitcher import render
 
     with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         found = s.fields()
     if as_json:
         rows = [{"name": f.name, "type": f.kind, "examples": list(f.examples)} for f in found]
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        print_json(rows)
     else:
         render.fields_table(_out(), found)
 
@@ -917,12 +957,19 @@ def stats(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     as_json: JsonOpt = False,
+    documents: Annotated[
+        bool,
+        typer.Option("--documents", help="Also each document's chunks.", rich_help_panel=OUTPUT),
+    ] = False,
     consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Documents, chunks, per-source counts, replication factor and each shard's nodes."""
+    """Documents and chunks of a collection, per source.
+
+    --documents adds each document's chunks, --verbose the shards and their nodes.
+    """
     from stitcher import render
 
     with _stitcher(
@@ -930,9 +977,9 @@ def stats(
     ) as s:
         data = s.stats()
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False))
+        print_json(data)
     else:
-        render.stats_table(_out(), data)
+        render.stats_table(_out(), data, documents=documents, shards=_OUTPUT.verbose)
 
 
 @app.command()
@@ -940,19 +987,19 @@ def adopt(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     root: Annotated[
         Path | None,
-        typer.Option(help="Folder the seed ingested from: doc ids then match `stitcher ingest`."),
+        typer.Option(metavar="FOLDER", help="Folder the seed ingested from (ids as ingest's)."),
     ] = None,
     model: ModelOpt = None,
-    wait: Annotated[
-        bool, typer.Option(help="Wait for a running ingest instead of exiting.")
-    ] = False,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Convert a collection built the seed's way (LangChain, parent_id chain) in place,
-    keeping its vectors, so `stitcher ingest` can take it over."""
+    """Take over a collection built the seed's way, keeping its vectors.
+
+    Converts it in place (LangChain, parent_id chain) so that `stitcher ingest` can update it.
+    """
     with _stitcher(url, api_key, grpc_port, collection) as s:
         report = s.adopt(root=str(root) if root else None, model=model, wait=wait)
     _echo_report(report, as_json)
@@ -968,18 +1015,14 @@ def drop(
     yes: Annotated[bool, typer.Option("--yes", help="Really delete it.")] = False,
     all_tenants: Annotated[
         bool,
-        typer.Option(
-            "--all-tenants", help="Drop a multi-tenant collection with every tenant in it."
-        ),
+        typer.Option("--all-tenants", help="Drop a multi-tenant collection, every tenant."),
     ] = False,
-    wait: Annotated[
-        bool, typer.Option(help="Wait for a running writer (ingest, ...) instead of exiting.")
-    ] = False,
+    wait: WaitOpt = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Delete a whole collection, or with --tenant one tenant of it (asks for --yes)."""
+    """Delete a collection or one tenant of it (needs --yes)."""
     what = collection if tenant is None else f"tenant {tenant} of {collection}"
     if not yes:
         raise UsageError(f"this deletes every object in {what!r}; add --yes to confirm")
@@ -995,9 +1038,7 @@ def drop(
 
 # --- tenants: many knowledge bases in one collection ----------------------------------------
 
-tenants_app = typer.Typer(
-    help="Tenants of a multi-tenant collection (one per knowledge base): list, (de)activate."
-)
+tenants_app = typer.Typer(help="Tenants of a multi-tenant collection: list, (de)activate.")
 app.add_typer(tenants_app, name="tenants")
 
 
@@ -1010,8 +1051,7 @@ def tenants_list(
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """List the tenants: name, activity status, chunks (inactive ones are not counted: a read
-    would activate them)."""
+    """List the tenants: name, status, chunks (not counted for inactive ones)."""
     if ctx.invoked_subcommand is not None:
         return
     from stitcher import render
@@ -1020,12 +1060,14 @@ def tenants_list(
         found = s.tenants()
     if as_json:
         rows = [{"name": t.name, "status": t.status, "chunks": t.chunks} for t in found]
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        print_json(rows)
     else:
         render.tenants_table(_out(), found)
 
 
-TenantNameArg = Annotated[str, typer.Argument(help="The tenant.", show_default=False)]
+TenantNameArg = Annotated[
+    str, typer.Argument(metavar="TENANT", help="The tenant.", show_default=False)
+]
 
 
 @tenants_app.command("deactivate")
@@ -1036,8 +1078,10 @@ def tenants_deactivate(
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Unload a tenant from the server's memory (its files stay on disk); the next search or
-    ingest of it activates it again by itself."""
+    """Unload a tenant from the server's memory (its files stay on disk).
+
+    The next search or ingest of it activates it again by itself.
+    """
     with _stitcher(url, api_key, grpc_port, collection) as s:
         before = s.set_tenant_active(name, False)
     _err().print(f"tenant {name} of {s.collection}: {before} -> INACTIVE")
@@ -1063,19 +1107,19 @@ def tenants_activate(
 @app.command("export")
 def export_command(
     file: Annotated[
-        str, typer.Argument(help="Where to write (JSON Lines; gzip when it ends in .gz; - stdout).")
+        str, typer.Argument(metavar="FILE", help="JSON Lines file (.gz: gzip; -: stdout).")
     ],
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
-    wait: Annotated[
-        bool, typer.Option(help="Wait for a running writer instead of exiting.")
-    ] = False,
+    wait: WaitOpt = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Write a collection (or one tenant of it), vectors and settings included, to a file
-    `stitcher import` reads."""
+    """Write a collection (or one tenant) with its vectors to a file.
+
+    Vectors and settings included; `stitcher import` reads it.
+    """
     with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         report = s.export_to(file, stdout=sys.stdout, wait=wait)
     _err().print(report.one_line())
@@ -1083,27 +1127,38 @@ def export_command(
 
 @app.command("import")
 def import_command(
-    file: Annotated[str, typer.Argument(help="A file written by `stitcher export` (.gz too).")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="A file written by `stitcher export`.")
+    ],
     # Not named `collection`: a profile's collection must not redirect an import silently.
     into: Annotated[
         str | None,
-        typer.Option("--collection", "-c", help="Import under this name. Default: the file's."),
+        typer.Option(
+            "--collection",
+            "-c",
+            metavar="NAME",
+            help="Import under this name. Default: the file's.",
+            rich_help_panel=COLLECTION,
+        ),
     ] = None,
     # Not `tenant` either, for the same reason: only the flag names the tenant imported into.
     into_tenant: Annotated[
         str | None,
-        typer.Option("--tenant", help="Import as this tenant of a multi-tenant collection."),
+        typer.Option(
+            "--tenant", metavar="NAME", help="Import as this tenant.", rich_help_panel=COLLECTION
+        ),
     ] = None,
-    wait: Annotated[
-        bool, typer.Option(help="Wait for a running writer instead of exiting.")
-    ] = False,
+    wait: WaitOpt = False,
     as_json: JsonOpt = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Create a collection from an export file with its vectors (no embedding); safe to re-run:
-    objects already there are skipped. Counts and content hash are checked at the end."""
+    """Create a collection from an export file, vectors included.
+
+    No embedding; safe to re-run (objects already there are skipped). Counts and content hash
+    are checked at the end.
+    """
     from stitcher.transfer import read_header
 
     name = into or read_header(file).collection
@@ -1118,31 +1173,43 @@ def import_command(
 @app.command()
 def doctor(
     collection: Annotated[
-        str | None, typer.Option("--collection", "-c", help="Check only this collection.")
+        str | None,
+        typer.Option(
+            "--collection",
+            "-c",
+            metavar="NAME",
+            help="Check only this collection.",
+            rich_help_panel=COLLECTION,
+        ),
     ] = None,
     tenant: Annotated[
         str | None,
         typer.Option(
             "--tenant",
-            help="Also check this tenant's documents (of the multi-tenant collections; env: "
-            "STITCHER_TENANT). Other tenants are never read.",
+            metavar="NAME",
+            help="Also check this tenant (env: STITCHER_TENANT).",
             show_default=False,
+            rich_help_panel=COLLECTION,
         ),
     ] = None,
     model: ModelOpt = None,
     chunk_size: Annotated[
-        int, typer.Option(help="Chunk size ingest would use.")
+        int, typer.Option(metavar="N", help="Chunk size ingest uses.", rich_help_panel=CHUNKING)
     ] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[
-        int, typer.Option(help="Chunk overlap ingest would use.")
+        int,
+        typer.Option(metavar="N", help="Chunk overlap ingest uses.", rich_help_panel=CHUNKING),
     ] = DEFAULT_CHUNK_OVERLAP,
     as_json: JsonOpt = False,
     url: UrlOpt = None,
     api_key: KeyOpt = None,
     grpc_port: GrpcOpt = None,
 ) -> None:
-    """Check Go, the server binary, the model, the server, key file, disk and collections;
-    one line each with the fix. Exit 1 when a check fails. Changes nothing."""
+    """Check the setup, one line each with the fix; changes nothing.
+
+    Go, the server binary, the model, the server, key file, disk and collections. Exit 1 when a
+    check fails.
+    """
     from stitcher import doctor as checks
     from stitcher import render
 
@@ -1156,7 +1223,7 @@ def doctor(
     )
     found = [check.spelled(_worded) for check in checks.run_checks(options)]
     if as_json:
-        typer.echo(json.dumps([c.to_json() for c in found], ensure_ascii=False))
+        print_json([c.to_json() for c in found])
     else:
         render.doctor_report(_out(), found)
     raise typer.Exit(checks.exit_status(found))

@@ -7,12 +7,13 @@ unknown name exits 2).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stitcher.cli_options import COLLECTION, GrpcOpt, JsonOpt, KeyOpt, UrlOpt, WaitOpt
+from stitcher.cli_output import print_json
 from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import CollectionMissing
 from stitcher.graph.model import KINDS, name_key, read_entities
@@ -24,40 +25,34 @@ if TYPE_CHECKING:
 # through it the embedders and the Weaviate store) is not loaded for `stitcher --help`.
 
 entities_app = typer.Typer(
-    help="Organizations and people (with their links) that documents mention; filters follow "
-    'them: --where mentions.country=France, mentions.board_member.name="Rod Johnson".',
+    help="Organizations and people that documents mention, and their links.\n\n"
+    'Filters follow them: --where mentions.country=France, mentions.board_member.name="Rod".',
     no_args_is_help=True,
 )
 
-_UrlOpt = Annotated[
-    str | None,
-    typer.Option("--url", help="Weaviate URL (env: WEAVIATE_URL). Default: the local server."),
-]
-_KeyOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--api-key", help="API key for --url (env: WEAVIATE_API_KEY).", show_default=False
-    ),
-]
-_GrpcOpt = Annotated[
-    int | None, typer.Option("--grpc-port", help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).")
-]
 _CollectionOpt = Annotated[
-    str, typer.Option("--collection", "-c", help="Chunk collection the entities belong to.")
+    str,
+    typer.Option(
+        "--collection",
+        "-c",
+        metavar="NAME",
+        help="Collection whose documents mention them.",
+        rich_help_panel=COLLECTION,
+    ),
 ]
 _TenantOpt = Annotated[
     str | None,
     typer.Option(
         "--tenant",
-        help="Tenant of a multi-tenant collection whose chunks to read (env: STITCHER_TENANT). "
-        "Entities are shared by a collection's tenants; without one, every active tenant.",
+        metavar="NAME",
+        help="Only this tenant's chunks (env: STITCHER_TENANT).",
         show_default=False,
+        rich_help_panel=COLLECTION,
     ),
 ]
-_JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (for scripts).")]
 _KindOpt = Annotated[
     str | None,
-    typer.Option("--kind", help="organization or person (default: from the rows or file name)."),
+    typer.Option("--kind", metavar="KIND", help="organization or person. Default: from the rows."),
 ]
 
 
@@ -71,7 +66,7 @@ def _stitcher(
 ) -> Stitcher:
     from stitcher.api import Stitcher
 
-    # --profile is the root command's option (`stitcher --profile NAME entities ...`); without
+    # --profile is the root command's option (also when written after the command); without
     # it, a profile's url would give these commands its collection but another server.
     profile = ctx.find_root().params.get("profile")
     return Stitcher(
@@ -89,18 +84,17 @@ def _stitcher(
 def load(
     ctx: typer.Context,
     files: Annotated[
-        list[Path], typer.Argument(help="JSON Lines or CSV files (organizations, people).")
+        list[Path],
+        typer.Argument(metavar="FILE...", help="JSON Lines or CSV files of entities."),
     ],
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
     tenant: _TenantOpt = None,
-    wait: Annotated[
-        bool, typer.Option(help="Wait for a running writer (ingest, ...) instead of exiting.")
-    ] = False,
-    as_json: _JsonOpt = False,
-    url: _UrlOpt = None,
-    api_key: _KeyOpt = None,
-    grpc_port: _GrpcOpt = None,
+    wait: WaitOpt = False,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
 ) -> None:
     """Create or update entities and their links (idempotent), then re-link stored mentions
     (of --tenant only, or of every active tenant)."""
@@ -108,7 +102,7 @@ def load(
     with _stitcher(ctx, url, api_key, grpc_port, collection, tenant) as s:
         report = s.load_entities(entities, wait=wait)
     if as_json:
-        typer.echo(json.dumps(report.to_json(), ensure_ascii=False))
+        print_json(report.to_json())
     else:
         lines = report.lines()
         typer.echo(lines[0])
@@ -119,14 +113,14 @@ def load(
 @entities_app.command("show")
 def show(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Name, alias or part of one.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Name, alias or part of one.")],
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
     tenant: _TenantOpt = None,
-    as_json: _JsonOpt = False,
-    url: _UrlOpt = None,
-    api_key: _KeyOpt = None,
-    grpc_port: _GrpcOpt = None,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
 ) -> None:
     """Print one entity, its links in both directions and the documents that mention it (in
     --tenant, or in each active tenant)."""
@@ -136,7 +130,7 @@ def show(
         view = s.store.entities().show(name, kind)
     data = view.to_json()
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False))
+        print_json(data)
         return
     typer.echo(f"{data['kind']} {data['name']} [{data['id']}]")
     if data["aliases"]:
@@ -161,10 +155,10 @@ def list_entities(
     ctx: typer.Context,
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
-    as_json: _JsonOpt = False,
-    url: _UrlOpt = None,
-    api_key: _KeyOpt = None,
-    grpc_port: _GrpcOpt = None,
+    as_json: JsonOpt = False,
+    url: UrlOpt = None,
+    api_key: KeyOpt = None,
+    grpc_port: GrpcOpt = None,
 ) -> None:
     """List the loaded entities: kind, id, name, aliases and place."""
     with _stitcher(ctx, url, api_key, grpc_port, collection) as s:
@@ -176,7 +170,7 @@ def list_entities(
              **dict(e.attributes)}
             for e in found
         ]  # fmt: skip
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        print_json(rows)
         return
     for e in found:
         typer.echo(f"{e.kind}\t{e.id}\t{e.label()}")

@@ -13,13 +13,20 @@ import bisect
 import json
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from stitcher import rules
 from stitcher.config import DEFAULT_MAX_EXTEND
 from stitcher.errors import UsageError, setting
-from stitcher.models import Chunk, ChunkContext, ChunkRecord, Document, sha256_hex
+from stitcher.models import (
+    Chunk,
+    ChunkContext,
+    ChunkRecord,
+    Document,
+    StoredDocument,
+    sha256_hex,
+)
 from stitcher.sentences import is_sentence_end, is_sentence_start, next_non_space
 
 #: Namespace of every chunk id. Changing it (or the encoding in `chunk_uuid`) changes all ids and
@@ -208,3 +215,24 @@ def build_records(
         )
         parent_id = record_id
     return records
+
+
+#: What `source_of` answers for a document ingested without a source (a single file).
+NO_SOURCE = "(no source)"
+
+
+def source_of(doc_id: str) -> str:
+    """The source a document id belongs to: its part before the first "/" (`ingest` names ids
+    `SOURCE/relative/path`)."""
+    source, slash, _ = doc_id.partition("/")
+    return source if slash and source else NO_SOURCE
+
+
+def documents_by_source(documents: Iterable[StoredDocument]) -> dict[str, dict[str, int]]:
+    """Documents and chunks per source, sorted by source name."""
+    counts: dict[str, dict[str, int]] = {}
+    for document in documents:
+        row = counts.setdefault(source_of(document.doc_id), {"documents": 0, "chunks": 0})
+        row["documents"] += 1
+        row["chunks"] += document.chunk_count
+    return dict(sorted(counts.items()))

@@ -82,13 +82,14 @@ def _highlighted(passage: Passage) -> Text:
 
 
 def server_status(console: Console, status: dict[str, Any]) -> None:
-    """`stitcher server status` as a small table."""
+    """`stitcher server status` as a small table: what is unknown (a stopped server's pid) is
+    left out, never shown as None."""
     table = Table(show_header=False, box=None)
     for key, value in status.items():
-        if key == "nodes":
-            continue  # a table of its own below
-        if key == "collections" and isinstance(value, list):
-            value = ", ".join(f"{c['name']} ({c['objects']} objects)" for c in value) or "none"
+        if key in ("nodes", "collections_on_disk") or value is None or value == "":
+            continue  # nodes: a table of its own below
+        if key == "collections":
+            value = _collections_line(value, status.get("collections_on_disk"))
         if key == "warm_worker" and isinstance(value, dict):
             value = warm.describe(value)
         if key == "gse_dictionary_dir":
@@ -109,6 +110,18 @@ def server_status(console: Console, status: dict[str, Any]) -> None:
                 Text(str(node.get("version") or "-")),
             )
         console.print(node_table)
+
+
+def _collections_line(running: list[dict[str, Any]], on_disk: list[str] | None) -> str:
+    """The collections of a running server with their counts, else those found on disk."""
+    if on_disk is None:
+        return ", ".join(f"{c['name']} ({c['objects']} objects)" for c in running) or "none"
+    if not on_disk:
+        return "none on disk"
+    return (
+        f"{len(on_disk)} on disk: {', '.join(on_disk)} "
+        "(folder names, lower case; start the server for names and counts)"
+    )
 
 
 def key_value_table(console: Console, title: str, rows: Sequence[tuple[str, Any]]) -> None:
@@ -137,20 +150,31 @@ def tenants_table(console: Console, tenants: Sequence[Any]) -> None:
     console.print(table)
 
 
-def stats_table(console: Console, stats: dict[str, Any]) -> None:
-    """`stitcher stats`: the totals, then chunks per source."""
-    head = [(k, v) for k, v in stats.items() if k not in ("sources", "shards", "incomplete")]
+def stats_table(
+    console: Console, stats: dict[str, Any], *, documents: bool = False, shards: bool = False
+) -> None:
+    """`stitcher stats`: the totals and the documents per source; with `documents` each
+    document's chunks, with `shards` the shards and the nodes that hold them; documents whose
+    chunks are not all stored are always named."""
+    hidden = ("sources", "by_source", "shards", "incomplete")
+    head = [(k, v) for k, v in stats.items() if k not in hidden and v is not None]
     key_value_table(console, stats["collection"], head)
-    shards = stats.get("shards") or {}
-    if shards:
+    if shards and stats.get("shards"):
         shard_table = Table("shard", "nodes")
-        for shard, nodes in shards.items():
+        for shard, nodes in stats["shards"].items():
             shard_table.add_row(Text(str(shard)), Text(", ".join(map(str, nodes))))
         console.print(shard_table)
-    table = Table("source", "chunks")
-    for source, count in stats["sources"].items():
-        table.add_row(Text(str(source)), Text(str(count)))
-    console.print(table)
+    by_source = stats.get("by_source") or {}
+    if by_source:
+        table = Table("source", "documents", "chunks")
+        for source, counts in by_source.items():
+            table.add_row(Text(source), Text(str(counts["documents"])), Text(str(counts["chunks"])))
+        console.print(table)
+    if documents:
+        table = Table("document", "chunks")
+        for path, count in stats["sources"].items():
+            table.add_row(Text(str(path)), Text(str(count)))
+        console.print(table)
     incomplete = stats.get("incomplete") or {}
     if incomplete:
         # Named apart: their chunks are not all stored, so searches miss part of them.

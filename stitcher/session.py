@@ -41,7 +41,7 @@ from stitcher.embed import (
 from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError, setting
 from stitcher.filters import Condition, Where
 from stitcher.graph import org_condition
-from stitcher.ids import canonical_collection_name, checked_tenant_name
+from stitcher.ids import canonical_collection_name, checked_tenant_name, documents_by_source
 from stitcher.ingest import (
     IngestOptions,
     IngestProgress,
@@ -544,7 +544,9 @@ class Session:
         return resolve_document(name, names)
 
     def stats(self) -> dict[str, Any]:
-        """Documents, chunks and per-source counts of the collection (`stitcher stats`)."""
+        """Documents, chunks and per-source counts of the collection (`stitcher stats`):
+        `by_source` counts documents and chunks per source (a doc id's first part), `sources`
+        the chunks of each document's file."""
         settings = self.collection_settings()
         documents = self.store.documents()
         return {
@@ -558,6 +560,8 @@ class Session:
             "chunk_overlap": settings.chunk_overlap,
             "vector_index": settings.vector_index,
             **self.store.replication(),
+            "by_source": documents_by_source(documents.values()),
+            # per document (its file): the stats command shows it under --documents
             "sources": {
                 d.source: d.chunk_count for d in sorted(documents.values(), key=lambda d: d.source)
             },

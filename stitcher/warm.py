@@ -88,9 +88,23 @@ _ENVIRONMENT_NAMES = ("HOME", "PYTHONPATH", "http_proxy", "https_proxy", "no_pro
 _ENVIRONMENT_IGNORED = ("STITCHER_WARM", "STITCHER_WARM_IDLE", "STITCHER_TRACEBACK")
 
 
-#: The worker's command. Not `-m`: that would put the caller's working directory first on
+#: The worker's name in `ps` and `top`: the console script ([project.scripts] in pyproject.toml)
+#: that starts it, so that a user who finds a 200 MB process can tell what it is.
+PROCESS_NAME = "stitcher-warm"
+
+#: The worker's command where that script is not installed next to the interpreter (a source
+#: checkout on PYTHONPATH). Not `-m`: that would put the caller's working directory first on
 #: sys.path, and a `stitcher/` folder there would be imported instead of the installed package.
 _WORKER_MAIN = "import sys; del sys.path[0]; from stitcher.warm import main; main()"
+
+
+def worker_command() -> list[str]:
+    """The worker's argv: the `stitcher-warm` script of this interpreter's environment, run
+    itself (its shebang names this interpreter) so that the kernel names the process after it."""
+    script = Path(sys.executable).parent / PROCESS_NAME
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-c", _WORKER_MAIN]
 
 
 def warm_dir(home: Path | None = None) -> Path:
@@ -201,14 +215,17 @@ def summary(home: Path | None = None) -> dict[str, Any]:
 
 
 def describe(summary: dict[str, Any]) -> str:
-    """`summary` in one line of text."""
+    """`summary` in one line of text: what the process is, its pid, how long it has been idle,
+    and how to stop it."""
     if not summary.get("running"):
         return "not running (a search from a terminal starts it)"
-    sessions = summary.get("sessions")
+    idle_left = float(summary.get("idle_left") or 0)
+    idle_for = max(0.0, float(summary.get("idle") or 0) - idle_left)
+    sessions = summary.get("sessions") or 0
     return (
-        f"running: pid {summary.get('pid')}, {sessions} open session{'s' * (sessions != 1)}, "
-        f"{summary.get('served')} searches served, exits after {summary.get('idle_left'):g} s "
-        "more without a search"
+        f"running as {PROCESS_NAME}, pid {summary.get('pid')}: idle {idle_for:.0f} s, exits after "
+        f"{idle_left:.0f} s more; {sessions} open session{'s' * (sessions != 1)}, "
+        f"{summary.get('served') or 0} searches served (stop it: stitcher server stop)"
     )
 
 
@@ -241,9 +258,10 @@ def start_worker(first: dict[str, Any], *, idle: float, home: Path | None = None
             log.replace(log.with_name(LOG_FILE + ".1"))
     read_end, write_end = os.pipe()
     try:
+        command = worker_command()
         pid = os.posix_spawn(
-            sys.executable,
-            [sys.executable, "-c", _WORKER_MAIN],
+            command[0],
+            command,
             dict(os.environ),  # the caller's, whole: the fingerprint compares what matters
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, read_end, 0),
@@ -297,7 +315,10 @@ def _is_worker(pid: int) -> bool:
     """Whether `pid` is alive and is a stitcher worker (not a recycled pid)."""
     from stitcher.server.supervision import command_line
 
-    return any("from stitcher.warm import main" in part for part in command_line(pid) or ())
+    return any(
+        "from stitcher.warm import main" in part or Path(part).name == PROCESS_NAME
+        for part in command_line(pid) or ()
+    )
 
 
 # --- the worker's side ----------------------------------------------------------------------

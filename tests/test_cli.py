@@ -215,7 +215,7 @@ def test_render_shows_user_text_verbatim_even_on_a_markup_console() -> None:
     assert repr(f"q {MARKUP}") in none
 
     stats = {"collection": "Stitcher", "documents": 1, "sources": {f"{MARKUP}.txt": 3}}
-    assert f"{MARKUP}.txt" in _render(lambda c: render.stats_table(c, stats))
+    assert f"{MARKUP}.txt" in _render(lambda c: render.stats_table(c, stats, documents=True))
     assert MARKUP in _render(lambda c: render.key_value_table(c, MARKUP, [(MARKUP, MARKUP)]))
     field = SimpleNamespace(name="source", kind="text", examples=(MARKUP,))
     assert MARKUP in _render(lambda c: render.fields_table(c, [field]))
@@ -283,7 +283,7 @@ def test_a_markup_file_name_is_shown_verbatim_by_ingest_and_search(
     found = run_stitcher("search", "lighthouse", "-c", collection, "--limit", "1", env=wide)
     assert found.returncode == 0, found.stderr
     assert re.search(rf"─ 1\. /\S.*/docs/{re.escape(name)}  \[0:\d+\] ─", found.stdout)
-    stats = run_stitcher("stats", "-c", collection, env=wide)
+    stats = run_stitcher("stats", "-c", collection, "--documents", env=wide)
     assert f"docs/{name}" in stats.stdout
 
 

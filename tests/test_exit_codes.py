@@ -148,7 +148,7 @@ def test_a_suggested_value_becomes_flag_and_value(weaviate_server: Any, tmp_path
 
 def _library_sources() -> dict[str, str]:
     """Every module of the core (not the command line), by path relative to the repository."""
-    front_end = {"cli.py", "cli_entities.py", "render.py"}
+    front_end = {"cli.py", "cli_entities.py", "cli_help.py", "cli_options.py", "render.py"}
     return {
         str(path.relative_to(REPO)): path.read_text(encoding="utf-8")
         for path in sorted((REPO / "stitcher").rglob("*.py"))

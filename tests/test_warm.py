@@ -316,11 +316,13 @@ def test_server_status_and_doctor_show_the_worker(
     assert 0 < worker["idle_left"] <= worker["idle"]
     text = run_stitcher("server", "status", env=env)
     assert text.returncode == 0, text.stderr
-    assert f"running: pid {pid}, 1 open session, 0 searches served, exits after" in text.stdout
+    words = " ".join(text.stdout.split())  # the table wraps a long row
+    assert f"running as stitcher-warm, pid {pid}: idle" in words
+    assert "1 open session, 0 searches served (stop it: stitcher server stop)" in words
     doctor = run_stitcher("doctor", "--json", env=env)
     checks = {check["check"]: check for check in json.loads(doctor.stdout)}
     assert checks["warm worker"]["status"] == "ok"
-    assert checks["warm worker"]["detail"].startswith(f"running: pid {pid}, 1 open session")
+    assert checks["warm worker"]["detail"].startswith(f"running as stitcher-warm, pid {pid}:")
 
     assert warm.stop_worker(home) and wait_until_gone(pid)
     shown = run_stitcher("server", "status", "--json", env=env)

@@ -7,13 +7,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
 from stitcher.server.files import (
     API_KEY_FILE,
+    BACKUPS_DIR,
     DATA_DIR,
     LOG_FILE,
     NODES_DIR,
     Ports,
     RecordedNode,
+    cluster_node_name,
     local_url,
     node_directory,
     read_api_key,
@@ -110,10 +113,38 @@ class ServerStatus:
             "log_file": str(self.log_file),
             "gse_dictionary_dir": str(self.gse_dictionary_dir) if self.gse_dictionary_dir else None,
             "collections": [{"name": c.name, "objects": c.objects} for c in self.collections],
+            # Read from the data directory while the server is not running (None when it is).
+            "collections_on_disk": (
+                None if self.state == "running" else list(collections_on_disk(self.data_dir()))
+            ),
             "node_count": len(self.nodes) or 1,
             "leader": self.leader,
             "nodes": [node.to_json() for node in self.nodes],
         }
+
+    def data_dir(self) -> Path:
+        """Where the entry node keeps its collections (node 0's data of a local cluster)."""
+        if self.nodes:
+            return self.home / NODES_DIR / cluster_node_name(0) / DATA_DIR
+        return self.home / DATA_DIR
+
+
+#: What a Weaviate data directory holds besides one folder per collection.
+_NOT_COLLECTIONS = frozenset({"raft", BACKUPS_DIR, "lost+found"})
+
+
+def collections_on_disk(data_dir: Path) -> tuple[str, ...]:
+    """The user's collections a stopped server keeps in `data_dir`: Weaviate gives each its own
+    folder, named after the collection in lower case (so "MyDocs" shows as "mydocs"); the
+    schema itself sits in raft's log, which only the server reads."""
+    hidden = {name.lower() for name in BOOKKEEPING_COLLECTIONS} | _NOT_COLLECTIONS
+    try:
+        entries = list(data_dir.iterdir())
+    except OSError:
+        return ()
+    return tuple(
+        sorted(e.name for e in entries if e.is_dir() and e.name not in hidden and e.name[0] != ".")
+    )
 
 
 def single_node_info(home: Path, ports: Ports, pid: int, version: str) -> ServerInfo:
