@@ -162,6 +162,7 @@ LAYERS = {
     "work": {
         *("ingest", "loaders", "chunking", "memo", "embed", "locks", "transfer"),
         *("search", "fusion", "docmatch", "sql", "where", "seed_layout", "foreign"),
+        *("request", "filtervalues"),
     },
     "stitching": {"stitch"},
     "storage": {"store", "testing", "graph", "connect", "server", "provision"},

@@ -21,6 +21,7 @@ import json
 import random
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -56,6 +57,7 @@ from stitcher.store.base import Layout, scope_of
 from stitcher.store.entities import EntityStore, MentionLinker
 from stitcher.store.schema import (
     CORE_PROPERTIES,
+    SOURCE_FIELD,
     ExtraProperty,
     MetadataConflict,
     extra_from_description,
@@ -63,9 +65,11 @@ from stitcher.store.schema import (
     plan_properties,
     properties_to_record,
     record_to_properties,
+    resolve_field,
     settings_from_description,
     settings_to_description,
     some_names,
+    source_name,
     tenancy_mismatch,
     user_fields,
 )
@@ -879,6 +883,25 @@ class WeaviateStore:
         """Filterable fields (core and metadata) with their kinds."""
         self._require()
         return dict(user_fields(self._load_extras()))
+
+    def stored_values(self, field: str, limit: int = MAX_RESULTS) -> list[str]:
+        """Distinct values of a text field (`source`: the source names), most common first; one
+        aggregate query (stitcher.filtervalues says when it is worth asking)."""
+        from weaviate.classes.query import Metrics
+
+        self._require()
+        name = "doc_id" if field == SOURCE_FIELD else resolve_field(field, self._load_extras())[0]
+        result = self._collection.aggregate.over_all(
+            return_metrics=Metrics(name).text(
+                top_occurrences_count=True, top_occurrences_value=True, limit=limit
+            )
+        )
+        metric = result.properties.get(name)
+        counts: Counter[str] = Counter()
+        for top in getattr(metric, "top_occurrences", None) or ():
+            value = str(top.value)
+            counts[source_name(value) if field == SOURCE_FIELD else value] += top.count or 0
+        return [value for value, _ in counts.most_common()]
 
     def heads(
         self, where: Where | None = None, *, limit: int = 100, newest_first: bool = False
