@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -50,7 +51,9 @@ def _dated(passage: Passage) -> str:
     date = passage.metadata.get("date")
     if date is None:
         return "no date"
-    return "date " + (date.isoformat() if hasattr(date, "isoformat") else str(date))
+    if isinstance(date, datetime):
+        return "date " + date.isoformat(timespec="seconds")
+    return f"date {date}"
 
 
 def explain_line(passage: Passage) -> str:
