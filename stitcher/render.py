@@ -7,6 +7,7 @@ brackets and `[/x]` would raise MarkupError — whatever markup setting the call
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -51,6 +52,9 @@ def _dated(passage: Passage) -> str:
     date = passage.metadata.get("date")
     if date is None:
         return "no date"
+    if isinstance(date, str):  # from the warm worker, dates travel as ISO text
+        with contextlib.suppress(ValueError):
+            date = datetime.fromisoformat(date)
     if isinstance(date, datetime):
         return "date " + date.isoformat(timespec="seconds")
     return f"date {date}"

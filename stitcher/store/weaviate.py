@@ -887,20 +887,19 @@ class WeaviateStore:
     def stored_values(self, field: str, limit: int = MAX_RESULTS) -> list[str]:
         """Distinct values of a text field (`source`: the source names), most common first; one
         aggregate query (stitcher.filtervalues says when it is worth asking)."""
-        from weaviate.classes.query import Metrics
+        from weaviate.classes.aggregate import GroupByAggregate
 
         self._require()
         name = "doc_id" if field == SOURCE_FIELD else resolve_field(field, self._load_extras())[0]
+        # Grouping, not the text metric's top occurrences: those come back with backslashes
+        # doubled (verified on v1.38.11), so a stored value would not compare equal to itself.
         result = self._collection.aggregate.over_all(
-            return_metrics=Metrics(name).text(
-                top_occurrences_count=True, top_occurrences_value=True, limit=limit
-            )
+            group_by=GroupByAggregate(prop=name, limit=limit), total_count=True
         )
-        metric = result.properties.get(name)
         counts: Counter[str] = Counter()
-        for top in getattr(metric, "top_occurrences", None) or ():
-            value = str(top.value)
-            counts[source_name(value) if field == SOURCE_FIELD else value] += top.count or 0
+        for group in result.groups:
+            value = str(group.grouped_by.value)
+            counts[source_name(value) if field == SOURCE_FIELD else value] += group.total_count or 0
         return [value for value, _ in counts.most_common()]
 
     def heads(
