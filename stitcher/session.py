@@ -405,7 +405,7 @@ class Session:
         several); `request.sql` to the documents a SQL query picks; `request.org` to chunks
         mentioning the organization (AmbiguousEntity lists several; needs `stitcher entities`).
         A filter value that no stored chunk has is named in a notice, with the stored values
-        nearest to it (stitcher.values).
+        nearest to it (stitcher.filtervalues).
         """
         request.validate()
         layout = self._layout()  # a missing or foreign collection fails here, clearly
