@@ -28,6 +28,7 @@ __all__ = [
     "IngestSummary",
     "Passage",
     "SearchOptions",
+    "SearchRequest",
     "SearchResult",
     "Stitcher",
     "StitcherError",
@@ -39,6 +40,7 @@ _WHERE = {
     "IngestOptions": "stitcher.ingest",
     "IngestSummary": "stitcher.ingest",
     "SearchOptions": "stitcher.search",
+    "SearchRequest": "stitcher.request",
     "SearchResult": "stitcher.search",
     "Passage": "stitcher.models",
     "Document": "stitcher.models",
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from stitcher.filters import Condition, Where
     from stitcher.ingest import IngestOptions, IngestSummary
     from stitcher.models import ChunkRecord, CollectionSettings, Document, Passage
+    from stitcher.request import SearchRequest
     from stitcher.search import SearchOptions, SearchResult
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stitcher.request import SearchRequest
 from stitcher.session import (
     FieldInfo,
     Notice,
@@ -23,6 +24,7 @@ from stitcher.session import (
 __all__ = [
     "FieldInfo",
     "Notice",
+    "SearchRequest",
     "Session",
     "SqlJoin",
     "Stitcher",

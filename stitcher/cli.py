@@ -782,22 +782,29 @@ def search(
     grpc_port: GrpcOpt = None,
 ) -> None:
     """Hybrid search; every hit comes back as whole sentences."""
-    from stitcher.search import SearchOptions
+    from stitcher.request import SearchRequest, SqlJoin
     from stitcher.where import parse_where
 
     if query is not None and not query.strip():
         raise UsageError("the query is empty (omit it, or use --latest, to list the latest)")
     if (sql is None) != (db is None):
         raise UsageError("--sql and --db go together")
-    options = SearchOptions(
+    request = SearchRequest(
+        query=query,
         limit=limit,
         alpha=alpha,
         fusion=fusion,
+        where=parse_where(where or (), where_any or ()) or None,
+        latest=latest,
+        doc=doc,
+        org=org,
+        sql=SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None,
+        model=model,
         stitch=not no_stitch,
         max_extend=max_extend,
-        where=parse_where(where or (), where_any or ()) or None,
+        explain=explain,
     )
-    options.validate()
+    request.validate()
     warm_request = None
     if queries is None and sql is None and not _OUTPUT.verbose:  # --verbose: warnings are live
         warm_request = _warm_request(
@@ -807,21 +814,7 @@ def search(
                 "collection": collection,
                 "tenant": tenant,
                 "consistency": consistency,
-                "query": query,
-                "options": {
-                    "limit": limit,
-                    "alpha": alpha,
-                    "fusion": fusion,
-                    "stitch": not no_stitch,
-                    "max_extend": max_extend,
-                    "where": list(where or ()),
-                    "where_any": list(where_any or ()),
-                },
-                "model": model,
-                "latest": latest,
-                "doc": doc,
-                "org": org,
-                "explain": explain,
+                "search": request.to_wire(),
                 "as_json": as_json,
             },
         )
@@ -831,9 +824,6 @@ def search(
                 return
             if answered == "declined":  # a live worker left this one to us: start no other
                 warm_request = None
-    from stitcher.api import SqlJoin  # the whole library: not loaded when the worker answers
-
-    sql_join = SqlJoin(sql=sql, db=str(db), join=join) if sql is not None else None
     with _stitcher(
         url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
     ) as s:
@@ -846,23 +836,12 @@ def search(
                 )
                 for line in lines:
                     if line.strip():
-                        result = s.search_result(
-                            line.strip(),
-                            options=options,
-                            model=model,
-                            doc=doc,
-                            sql=sql_join,
-                            org=org,
-                        ).spelled(_worded)
-                        typer.echo(
-                            json.dumps(result.to_json(explain), ensure_ascii=False, default=str)
-                        )
+                        result = s.run(request.ranking(line.strip())).spelled(_worded)
+                        print_json(result.to_json(explain))
             return
-        result = s.search_result(
-            query, options=options, model=model, latest=latest, doc=doc, sql=sql_join, org=org
-        ).spelled(_worded)
+        result = s.run(request).spelled(_worded)
     if as_json:
-        typer.echo(json.dumps(result.to_json(explain), ensure_ascii=False, default=str))
+        print_json(result.to_json(explain))
     else:
         from stitcher import render  # rich's panels: not loaded for --json and --queries
 

@@ -48,13 +48,14 @@ from pydantic import (
     model_validator,
 )
 
-from stitcher.config import DEFAULT_ALPHA, DEFAULT_COLLECTION
+from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import FilterError, StitcherError, UsageError
 from stitcher.filters import Condition, Where
 from stitcher.graph import AmbiguousEntity, news_conditions
 from stitcher.graph.model import MENTIONED_KIND
 from stitcher.ids import canonical_collection_name
 from stitcher.models import Passage
+from stitcher.request import SearchRequest
 from stitcher.session import Session
 from stitcher.session import as_where as parse_where_argument
 from stitcher.store.schema import parse_date
@@ -148,7 +149,9 @@ class StitchedRetriever(BaseRetriever):
         url: Weaviate URL when no `stitcher` is given (None: the local server).
         api_key: API key for `url`.
         k: how many passages to return.
-        alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only.
+        alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only; None (the
+            default) chooses it from the query and the model, as the CLI does
+            (stitcher.fusion.effective_alpha).
         where: filter applied inside Weaviate before ranking: a `Where`, or --where
             expressions such as ``["tags=policy", "date>=2021-01-01"]`` (all must hold).
     """
@@ -160,7 +163,7 @@ class StitchedRetriever(BaseRetriever):
     url: str | None = None
     api_key: SecretStr | None = Field(default=None, repr=False)
     k: int = Field(default=5, ge=1)
-    alpha: float = Field(default=DEFAULT_ALPHA, ge=0.0, le=1.0)
+    alpha: float | None = Field(default=None, ge=0.0, le=1.0)
     where: Where | None = None
 
     _owned: Session | None = PrivateAttr(default=None)
@@ -232,20 +235,21 @@ class StitchedRetriever(BaseRetriever):
             if combined.any_of and extra.any_of:
                 raise UsageError("the retriever's filter has an any-of group already")
             combined = Where(combined.all_of + extra.all_of, combined.any_of + extra.any_of)
+        request = SearchRequest(
+            query=query,
+            limit=self.k if k is None else k,
+            alpha=self.alpha if alpha is None else alpha,
+            where=combined or None,
+            latest=latest,
+        )
         stitcher = self.get_stitcher()
-        arguments: dict[str, Any] = {
-            "limit": self.k if k is None else k,
-            "alpha": self.alpha if alpha is None else alpha,
-            "where": combined or None,
-            "latest": latest,
-        }
         if self._warm:
-            passages = stitcher.search(query, **arguments)
+            passages = stitcher.run(request).passages
         else:
             # The first search connects and loads the query model: two threads (ainvoke,
             # batch) doing it at once would open two clients and load the model twice.
             with self._lock:
-                passages = stitcher.search(query, **arguments)
+                passages = stitcher.run(request).passages
                 self._warm = True
         return [passage_document(passage) for passage in passages]
 

@@ -7,8 +7,10 @@ brackets and `[/x]` would raise MarkupError — whatever markup setting the call
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -36,13 +38,26 @@ def search_results(console: Console, result: SearchResult, explain: bool = False
         console.print(Text(result.alpha_reason, style="dim"))
     for rank, passage in enumerate(result.passages, 1):
         body = _highlighted(passage)
-        subtitle = f"score {passage.score:.3f}"
+        subtitle = f"score {passage.score:.3f}" if result.sorted_by == "score" else _dated(passage)
         if passage.truncated:
             subtitle += " · truncated"
         if explain and passage.explain is not None:
             subtitle += " · " + explain_line(passage)
         title = Text(f"{rank}. {passage.source}  [{passage.start}:{passage.end}]")
         console.print(Panel(body, title=title, title_align="left", subtitle=Text(subtitle)))
+
+
+def _dated(passage: Passage) -> str:
+    """What a passage of `--latest` was sorted by: its document's date (undated ones come last)."""
+    date = passage.metadata.get("date")
+    if date is None:
+        return "no date"
+    if isinstance(date, str):  # from the warm worker, dates travel as ISO text
+        with contextlib.suppress(ValueError):
+            date = datetime.fromisoformat(date)
+    if isinstance(date, datetime):
+        return "date " + date.isoformat(timespec="seconds")
+    return f"date {date}"
 
 
 def explain_line(passage: Passage) -> str:

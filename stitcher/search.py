@@ -15,9 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from stitcher.config import DEFAULT_MAX_EXTEND
-from stitcher.errors import UsageError, setting, worded
-from stitcher.filters import Where
+from stitcher.errors import UsageError, worded
 from stitcher.fusion import (
     ModelReading,
     demote_contents_listings,
@@ -26,48 +24,21 @@ from stitcher.fusion import (
     one_sided,
 )
 from stitcher.models import Hit, Passage
+from stitcher.request import SearchRequest
 from stitcher.segment import query_keyword_text
 from stitcher.stitch import raw_passage, stitch_hits
-from stitcher.store.base import FUSIONS, ChunkStore
+from stitcher.store.base import ChunkStore
 
 #: Candidates asked for per wanted passage: hits from one document often merge into one
 #: passage, and the spare candidates fill the freed places without another round trip.
 CANDIDATES_PER_RESULT = 3
 
 
-@dataclass(frozen=True)
-class SearchOptions:
-    """How to search; defaults are the CLI's defaults.
+#: The search options are the request itself (stitcher.request): one definition for every front
+#: end. The old name stays for callers that built `SearchOptions(limit=..., where=...)`.
+SearchOptions = SearchRequest
 
-    `alpha` None lets stitcher.fusion.effective_alpha choose from the query and the model.
-    """
-
-    limit: int = 5
-    alpha: float | None = None
-    fusion: str = "relative"
-    stitch: bool = True
-    max_extend: int = DEFAULT_MAX_EXTEND
-    where: Where | None = None
-    #: Rank one-sided and bare-heading hits after the others (stitcher.fusion.demote_weak_hits).
-    #: Off by default: on 300 benchmark questions (MiniLM, alpha 0.5) it removed every
-    #: one-sided-over-two-sided inversion but lowered hit@5 (en 0.647→0.621, zh 0.530→0.485).
-    demote_weak: bool = False
-    #: Rank table-of-contents chunks after the others (stitcher.fusion.demote_contents_listings);
-    #: BENCHMARKS.md "Issue 15, fourth round" has what it changes on the question benchmark.
-    demote_listings: bool = True
-
-    def validate(self) -> None:
-        """Raise UsageError for values no query could use."""
-        if self.limit < 1:
-            raise UsageError(f"{setting('limit')} must be at least 1")
-        if self.alpha is not None and not 0.0 <= self.alpha <= 1.0:
-            raise UsageError(
-                f"{setting('alpha')} must be between 0 (keyword only) and 1 (vector only)"
-            )
-        if self.fusion not in FUSIONS:
-            raise UsageError(f"{setting('fusion')} must be one of {', '.join(FUSIONS)}")
-        if self.max_extend < 0:
-            raise UsageError(f"{setting('max_extend')} must not be negative")
+DEFAULT_REQUEST = SearchRequest()
 
 
 @dataclass(frozen=True)
@@ -83,6 +54,9 @@ class SearchResult:
     #: settings it names spelled as the library's parameters (`alpha`).
     alpha: float | None = None
     alpha_reason: str = ""
+    #: What orders the passages: "score" (a ranked search) or "date" (the newest documents,
+    #: `latest`: their scores mean nothing, so the output shows each one's date instead).
+    sorted_by: str = "score"
     #: The reason with its settings still named (stitcher.errors.setting), for `spelled`.
     _alpha_reason: str = field(default="", repr=False, compare=False)
 
@@ -97,8 +71,10 @@ class SearchResult:
             "query": self.query,
             "took_ms": round(self.took_ms, 2),
             "round_trips": self.round_trips,
-            "results": [passage_json(p, explain) for p in self.passages],
+            "results": [passage_json(p, explain, self.sorted_by) for p in self.passages],
         }
+        if self.sorted_by != "score":
+            out["sorted_by"] = self.sorted_by
         if explain and self.alpha is not None:
             out["alpha"] = self.alpha
             out["alpha_reason"] = self.alpha_reason
@@ -106,8 +82,11 @@ class SearchResult:
         return out
 
 
-def passage_json(passage: Passage, explain: bool = False) -> dict[str, Any]:
-    """One result object of the `--json` output."""
+def passage_json(
+    passage: Passage, explain: bool = False, sorted_by: str = "score"
+) -> dict[str, Any]:
+    """One result object of the `--json` output; sorted by date, it has the `date` it was
+    sorted by (null for an undated document, listed last) and no score."""
     out: dict[str, Any] = {
         "text": passage.text,
         "source": passage.source,
@@ -123,6 +102,9 @@ def passage_json(passage: Passage, explain: bool = False) -> dict[str, Any]:
         value = passage.metadata.get(key)
         if value is not None:
             out[key] = value.isoformat() if hasattr(value, "isoformat") else value
+    if sorted_by == "date":
+        del out["score"]
+        out.setdefault("date", None)
     if explain and passage.explain is not None:
         e = passage.explain
         out["explain"] = {
@@ -143,7 +125,7 @@ def search(
     store: ChunkStore,
     query: str,
     embed_query: Callable[[str], list[float]],
-    options: SearchOptions = SearchOptions(),
+    options: SearchRequest = DEFAULT_REQUEST,
     reading: ModelReading | None = None,
 ) -> SearchResult:
     """Run one hybrid query and stitch its hits into whole-sentence passages.
@@ -189,7 +171,7 @@ def search(
     )
 
 
-def latest(store: ChunkStore, options: SearchOptions = SearchOptions()) -> SearchResult:
+def latest(store: ChunkStore, options: SearchRequest = DEFAULT_REQUEST) -> SearchResult:
     """No query: the newest matching documents by `date`, each from its start, stitched.
 
     The seed's "no topic: just return the latest" branch. Stitched like a search: one round
@@ -202,11 +184,13 @@ def latest(store: ChunkStore, options: SearchOptions = SearchOptions()) -> Searc
     passages, more = _passages(store, hits, options)
     round_trips = 1 + more
     took = (time.perf_counter() - started) * 1000
-    return SearchResult(query="", passages=passages, took_ms=took, round_trips=round_trips)
+    return SearchResult(
+        query="", passages=passages, took_ms=took, round_trips=round_trips, sorted_by="date"
+    )
 
 
 def _passages(
-    store: ChunkStore, hits: list[Hit], options: SearchOptions
+    store: ChunkStore, hits: list[Hit], options: SearchRequest
 ) -> tuple[list[Passage], int]:
     """The hits as passages, stitched unless `options` says not; with the requests made."""
     if options.stitch and hits:

@@ -7,6 +7,7 @@ the LangChain adapter (stitcher.langchain) sits between the two, on top of this 
 from __future__ import annotations
 
 import copy
+import functools
 import sys
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -40,6 +41,7 @@ from stitcher.embed import (
 )
 from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, UsageError, setting
 from stitcher.filters import Condition, Where
+from stitcher.filtervalues import FOLDED_FIELDS, fold_cases, missing_values
 from stitcher.graph import org_condition
 from stitcher.ids import canonical_collection_name, checked_tenant_name, documents_by_source
 from stitcher.ingest import (
@@ -53,12 +55,13 @@ from stitcher.ingest import (
 from stitcher.locks import all_held, collection_lease, local_lock, lock_key, source_leases
 from stitcher.memo import LoadMemo
 from stitcher.models import CollectionSettings, Passage, TenantInfo
-from stitcher.search import SearchOptions, SearchResult, search
+from stitcher.request import SearchRequest, SqlJoin
+from stitcher.search import SearchResult, search
 from stitcher.search import latest as latest_search
 from stitcher.seed_layout import adopt, seed_search
 from stitcher.server.files import BACKUPS_DIR
 from stitcher.sql import run_readonly
-from stitcher.store.schema import some_names
+from stitcher.store.schema import some_names, source_name
 from stitcher.store.weaviate import WeaviateStore
 from stitcher.transfer import BackupReport, export_collection, export_target, import_collection
 from stitcher.transfer import backup_local as transfer_backup
@@ -78,16 +81,6 @@ class FieldInfo:
     name: str
     kind: str
     examples: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SqlJoin:
-    """Narrow a search to the documents whose `join` field equals a value of the SQL's first
-    column (seed 002's SQL-then-search)."""
-
-    sql: str
-    db: str
-    join: str = "title"
 
 
 class Session:
@@ -409,68 +402,92 @@ class Session:
             self._query_embedders[ref.name] = embedder
         return self._query_embedders[ref.name]
 
+    def run(self, request: SearchRequest) -> SearchResult:
+        """One search, as every front end sends it (the CLI, the warm worker, `search`, the
+        LangChain retriever and tool): the passages with timing, round trips and the alpha used
+        (what `stitcher search --json` prints).
+
+        `request.doc` restricts to the one document the name matches (AmbiguousError lists
+        several); `request.sql` to the documents a SQL query picks; `request.org` to chunks
+        mentioning the organization (AmbiguousEntity lists several; needs `stitcher entities`).
+        A filter value that no stored chunk has is named in a notice, with the stored values
+        nearest to it (stitcher.filtervalues).
+        """
+        request.validate()
+        layout = self._layout()  # a missing or foreign collection fails here, clearly
+        stored = functools.cache(self.store.stored_values)
+        where = request.where or Where()
+        if layout == "stitcher" and any(
+            condition.field in FOLDED_FIELDS for condition in (*where.all_of, *where.any_of)
+        ):
+            where, notices = fold_cases(where, stored)
+            for notice in notices:
+                self._notice(notice)
+        extra: dict[str, Any] = {}
+        if request.doc is not None:
+            where = where.and_(Condition("doc_id", "eq", self.resolve_document(request.doc).doc_id))
+        if request.org is not None:
+            where = where.and_(org_condition(self.store.entities(), request.org))
+        if request.sql is not None:
+            sql = request.sql
+            rows = run_readonly(sql.db, sql.sql)
+            extra = {"sql": sql.sql, "sql_columns": rows.columns, "sql_rows": rows.rows}
+            values = rows.first_column()
+            if not values:
+                self._notice("the SQL returned no rows: nothing to search")
+                return SearchResult(request.query or "", [], 0.0, 0, extra)
+            where = where.and_(Condition(sql.join, "any", tuple(values)))
+        if layout == "seed":
+            unsupported = request.latest or request.doc is not None or bool(request.org)
+            return self._seed_search(replace(request, where=where or None), unsupported)
+        options = replace(request, where=where or None)
+        if request.lists_latest:
+            result = latest_search(self.store, options)
+        else:
+            assert request.query is not None
+            embedder = self.query_embedder(request.model)
+            result = search(
+                self.store,
+                request.query,
+                embedder.embed_query,
+                options,
+                reading=model_reading(embedder, request.query),
+            )
+        if extra:
+            result = replace(result, extra={**result.extra, **extra})
+        if request.where and not result.passages:
+            # Cheap only now: a search that found something needs no explaining.
+            for notice in missing_values(request.where, self.store.fields(), stored):
+                self._notice(notice)
+        return result
+
     def search_result(
         self,
         query: str | None,
         *,
-        options: SearchOptions | None = None,
+        options: SearchRequest | None = None,
         model: str | None = None,
         latest: bool = False,
         doc: str | None = None,
         sql: SqlJoin | None = None,
         org: str | None = None,
     ) -> SearchResult:
-        """One query with timing and round-trip count (what `stitcher search --json` prints).
+        """`run` with the query and the front-end settings given apart from `options` (a
+        SearchRequest whose own query, model, latest, doc, sql and org these replace)."""
+        request = replace(
+            options or SearchRequest(),
+            query=query,
+            model=model,
+            latest=latest,
+            doc=doc,
+            sql=sql,
+            org=org,
+        )
+        return self.run(request)
 
-        Args:
-            query: what to look for; None or empty (or `latest=True`) lists the newest documents.
-            options: limit, alpha, fusion, stitching, filter.
-            model: must be the collection's model when given.
-            latest: newest documents by date instead of a ranked search.
-            doc: restrict to the one document this name matches (AmbiguousError lists several).
-            sql: restrict to the documents picked by a SQL query (see SqlJoin).
-            org: restrict to chunks mentioning this organization (forgiving name or alias;
-                AmbiguousEntity lists several) — needs entities loaded (`stitcher entities`).
-        """
-        options = options or SearchOptions()
-        options.validate()
-        layout = self._layout()  # a missing or foreign collection fails here, clearly
-        where = options.where or Where()
-        extra: dict[str, Any] = {}
-        if doc is not None:
-            where = where.and_(Condition("doc_id", "eq", self.resolve_document(doc).doc_id))
-        if org is not None:
-            where = where.and_(org_condition(self.store.entities(), org))
-        if sql is not None:
-            rows = run_readonly(sql.db, sql.sql)
-            extra = {"sql": sql.sql, "sql_columns": rows.columns, "sql_rows": rows.rows}
-            values = rows.first_column()
-            if not values:
-                self._notice("the SQL returned no rows: nothing to search")
-                return SearchResult(query or "", [], 0.0, 0, extra)
-            where = where.and_(Condition(sql.join, "any", tuple(values)))
-        options = replace(options, where=where or None)
-        if layout == "seed":
-            return self._seed_search(query, options, model, latest or doc is not None or bool(org))
-        if latest or not (query and query.strip()):
-            result = latest_search(self.store, options)
-        else:
-            embedder = self.query_embedder(model)
-            result = search(
-                self.store,
-                query,
-                embedder.embed_query,
-                options,
-                reading=model_reading(embedder, query),
-            )
-        if extra:
-            result = replace(result, extra={**result.extra, **extra})
-        return result
-
-    def _seed_search(
-        self, query: str | None, options: SearchOptions, model: str | None, unsupported: bool
-    ) -> SearchResult:
+    def _seed_search(self, options: SearchRequest, unsupported: bool) -> SearchResult:
         """Stitched search on a seed-layout collection (no offsets: chains and text overlap)."""
+        query = options.query
         if options.where or unsupported or not (query and query.strip()):
             raise UsageError(
                 f"collection {self.collection!r} was built the seed's way (no stitcher metadata): "
@@ -478,7 +495,7 @@ class Session:
                 f"{setting('doc')}; "
                 f"`stitcher adopt --collection {self.collection}` converts it"
             )
-        ref = resolve_model(model)
+        ref = resolve_model(options.model)
         # One embedder per instance, as for stitcher's layout: an ONNX session costs ~170 ms.
         if ref.name not in self._query_embedders:
             self._query_embedders[ref.name] = query_embedder(ref, notice=self._notice)
@@ -524,7 +541,8 @@ class Session:
         for record in self.store.sample(200):
             values: dict[str, Any] = {
                 "doc_id": record.doc_id,
-                "source": record.source,
+                "source": source_name(record.doc_id),
+                "path": record.source,
                 "chunk_index": record.chunk_index,
                 **record.metadata,
             }
@@ -576,7 +594,7 @@ class Session:
 
     def search(
         self,
-        query: str | None,
+        query: str | SearchRequest | None,
         limit: int = 5,
         alpha: float | None = None,
         where: Where | Sequence[str] | None = None,
@@ -593,6 +611,7 @@ class Session:
 
         Args:
             query: the question or keywords (Chinese and English alike); None lists the latest.
+                A `SearchRequest` instead is run as it is (the other arguments are ignored).
             limit: at most this many passages.
             alpha: weight of the vector side: 1 vector only, 0 keyword (BM25) only; None
                 (default) chooses it from the query and the model (stitcher.fusion).
@@ -606,18 +625,22 @@ class Session:
             sql: only the documents a SQL query picks (SqlJoin).
             org: only chunks that mention this organization (see `stitcher entities`).
         """
-        options = SearchOptions(
+        if isinstance(query, SearchRequest):
+            return self.run(query).passages
+        request = SearchRequest(
+            query=query,
             limit=limit,
             alpha=alpha,
+            where=as_where(where),
+            latest=latest,
             fusion=fusion,
             stitch=stitch,
             max_extend=max_extend,
-            where=as_where(where),
+            doc=doc,
+            sql=sql,
+            org=org,
         )
-        result = self.search_result(
-            query, options=options, latest=latest, doc=doc, sql=sql, org=org
-        )
-        return result.passages
+        return self.run(request).passages
 
     def drop(self, *, wait: bool = False, all_tenants: bool = False) -> bool:
         """Delete the whole collection (and its registered sources); with a tenant, that tenant

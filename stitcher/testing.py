@@ -117,7 +117,11 @@ FILTER_CASES: list[tuple[Where, set[str]]] = [
     (Where((C("page", "any", (1, 10)),)), {"d1", "d3"}),
     (Where((C("tags", "any", ("kernel", "weather")),)), {"d1", "d2"}),
     (Where((C("tags", "eq", "linux"),)), {"d1"}),
-    (Where((C("source", "contains", "notes/"),)), {"d1", "d2"}),
+    (Where((C("path", "contains", "notes/"),)), {"d1", "d2"}),
+    # `source` is the source name, the first segment of doc_id (these ids have only one).
+    (Where((C("source", "eq", "d2"),)), {"d2"}),
+    (Where((C("source", "any", ("d1", "d3", "nope")),)), {"d1", "d3"}),
+    (Where((C("source", "ne", "d2"),)), {"d1", "d3", "d4"}),
     (Where((C("title", "contains", "guide"),)), {"d1"}),
     (Where((C("title", "eq", "weather"),)), {"d2"}),
     (Where((C("doc_id", "any", ("d1", "d4", "nope")),)), {"d1", "d4"}),
@@ -144,8 +148,8 @@ FILTER_CASES: list[tuple[Where, set[str]]] = [
     (Where((C("author", "contains", '"the {chef}" \\'),)), {"d3"}),
     (Where((C("author", "eq", 'say "hi" {x} $y'),)), {"d4"}),
     (Where((C("author", "contains", "} $y"),)), {"d4"}),
-    (Where((C("source", "eq", "other/c{1}\\x.txt"),)), {"d3"}),
-    (Where((C("source", "contains", "c{1}\\"),)), {"d3"}),
+    (Where((C("path", "eq", "other/c{1}\\x.txt"),)), {"d3"}),
+    (Where((C("path", "contains", "c{1}\\"),)), {"d3"}),
     (Where((C("author", "eq", 'Alice" } OR { "a'),)), set()),
 ]
 
@@ -421,18 +425,32 @@ class ChunkStoreContract:
         filter_store: ChunkStore,
     ) -> None:
         # `*` and `?` cannot be escaped in Weaviate's like: they match any one character there.
-        found = filtered(filter_store, Where((C("source", "contains", "x*y"),)))
+        found = filtered(filter_store, Where((C("path", "contains", "x*y"),)))
         assert "d4" in found and "d1" not in found
 
     def test_where_with_unknown_field_or_bad_value_is_refused(
         self, filter_store: ChunkStore
     ) -> None:
-        with pytest.raises(FilterError, match="colour"):
+        with pytest.raises(FilterError, match="colour") as refused:
             filtered(filter_store, Where((C("colour", "eq", "red"),)))
+        # The fields listed are those `stitcher fields` shows, bookkeeping left out.
+        listed = str(refused.value).rsplit("known fields: ", 1)[1].split(", ")
+        assert listed == list(filter_store.fields())
+        assert "chunk_hash" not in listed and "path" in listed
+        with pytest.raises(FilterError, match="path~"):
+            filtered(filter_store, Where((C("source", "contains", "d"),)))
         with pytest.raises(FilterError, match="page"):
             filtered(filter_store, Where((C("page", "gt", "many"),)))
         with pytest.raises(FilterError, match="contains"):
             filtered(filter_store, Where((C("page", "contains", "1"),)))
+
+    def test_stored_values_are_each_value_once(self, filter_store: ChunkStore) -> None:
+        assert sorted(filter_store.stored_values("lang")) == ["de", "en", "zh"]
+        assert sorted(filter_store.stored_values("tags")) == ["kernel", "linux", "weather"]
+        assert sorted(filter_store.stored_values("source")) == sorted(FILTER_DOCS)
+        assert sorted(filter_store.stored_values("path")) == sorted(
+            str(meta["source"]) for meta in FILTER_DOCS.values()
+        )
 
     def test_write_failures_are_returned_and_the_rest_stored(self, created: ChunkStore) -> None:
         write_ok(created, one_chunk("first", "establishes the dimension"))

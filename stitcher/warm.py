@@ -160,7 +160,10 @@ def fingerprint() -> str:
 def search_request(request: dict[str, Any], *, profile: str | None, idle: float) -> dict[str, Any]:
     """A search request as the worker reads it: `request["connection"]` (url, api_key,
     grpc_port as given) resolved here, where flags, environment and stitcher.toml are the
-    caller's, and the working directory that a relative --model path is relative to."""
+    caller's, and the working directory that a relative --model path is relative to.
+
+    The rest is what defines the worker's session (`collection`, `tenant`, `consistency`), the
+    search itself as `search` (stitcher.request.SearchRequest.to_wire) and `as_json`."""
     url, api_key, grpc_port = request["connection"]
     connection = connection_settings(url, api_key, grpc_port, profile=profile)
     return {**request, "connection": asdict(connection), "cwd": os.getcwd(), "idle": idle}
@@ -382,31 +385,18 @@ class _Worker:
                 s.close()
 
     def search(self, spec: dict[str, Any]) -> dict[str, Any]:
-        from stitcher.search import SearchOptions
-        from stitcher.where import parse_where
+        from stitcher.request import SearchRequest, WireError
 
+        try:
+            request = SearchRequest.from_wire(spec.get("search"))
+        except WireError as why:  # another version's caller: its own search is the right one
+            raise _Fallback(str(why)) from None
         if spec.get("cwd"):
             os.chdir(spec["cwd"])  # a --model path is relative to where the user typed it
         s = self.session(spec)
         s.refresh()  # the collection may have been re-ingested or dropped since the last search
-        options = spec["options"]
-        where = parse_where(options["where"], options["where_any"]) or None
-        result = s.search_result(
-            spec["query"],
-            options=SearchOptions(
-                limit=options["limit"],
-                alpha=options["alpha"],
-                fusion=options["fusion"],
-                stitch=options["stitch"],
-                max_extend=options["max_extend"],
-                where=where,
-            ),
-            model=spec["model"],
-            latest=spec["latest"],
-            doc=spec["doc"],
-            org=spec["org"],
-        )
-        explain = bool(spec["explain"])
+        result = s.run(request)
+        explain = request.explain
         # The settings the result names stay named (not spelled as the library's parameters):
         # the caller spells them as its flags, as it does a search of its own.
         result = result.spelled(lambda text: text)
@@ -554,8 +544,10 @@ def serve(spec: dict[str, Any]) -> None:
 
 def _warm_up(worker: _Worker, first: dict[str, Any]) -> None:
     """Open the client and the query model now, so the next search finds them ready."""
+    from stitcher.request import SearchRequest
+
     s = worker.session(first)
-    embedder = s.query_embedder(first.get("model"))
+    embedder = s.query_embedder(SearchRequest.from_wire(first["search"]).model)
     # A by-script model loads each part on its first query: warm both languages' parts.
     for text in ("warm up", "预热") if getattr(embedder, "parts", None) else ("warm up",):
         embedder.embed_query(text)

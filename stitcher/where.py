@@ -4,11 +4,16 @@ them into a query string.
 
 Grammar, one condition per expression::
 
-    field=value      equal (for a list field such as tags: the list contains value)
+    field=value      equal (for a list field such as tags: the list contains value);
+                     field==value means the same (as in Python or SQL's habits)
     field=a,b        any of a, b (quote the value to keep a comma: title="Paris, France")
     field!=value     not equal
     field>=v  field>v  field<=v  field<v
     field~text       contains text (substring, case-insensitive for words)
+
+Fields are those `stitcher fields` lists: `source` is the name of the folder a document was
+ingested from (or `--source`), `path` its file path; `tags` match whatever their case. What a
+value that matches nothing does is stitcher.filtervalues's business.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from stitcher.errors import FilterError
 from stitcher.filters import Condition, Op, Where
 
 _EXPRESSION = re.compile(
-    r"^\s*([A-Za-z_\u0080-\uffff][\w.\-\u0080-\uffff]*)\s*(!=|>=|<=|=|>|<|~)(.*)$", re.S
+    r"^\s*([A-Za-z_\u0080-\uffff][\w.\-\u0080-\uffff]*)\s*(==|!=|>=|<=|=|>|<|~)(.*)$", re.S
 )
 _OPS: dict[str, Op] = {
+    "==": "eq",
     "=": "eq",
     "!=": "ne",
     ">=": "ge",

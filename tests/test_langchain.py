@@ -40,6 +40,8 @@ from stitcher.langchain import (
     tool_where,
 )
 from stitcher.models import ChunkRecord, Passage, SpanRequest
+from stitcher.request import SearchRequest
+from stitcher.search import SearchResult
 
 REPO = Path(__file__).resolve().parent.parent
 CITIES = REPO / "samples" / "cities"
@@ -527,10 +529,13 @@ class BlockingStitcher(Stitcher):
         super().__init__(collection="Nowhere")
         self.loop_ran = threading.Event()
 
-    def search(self, query: str | None, *args: Any, **kwargs: Any) -> list[Passage]:
+    def run(self, request: SearchRequest) -> SearchResult:
         if not self.loop_ran.wait(timeout=30):
             raise AssertionError("the event loop was blocked while searching")
-        return [Passage(f"about {query}.", "s.md", "s.md", 1.0, ("h",), ("h",), 0, 5, False)]
+        passage = Passage(
+            f"about {request.query}.", "s.md", "s.md", 1.0, ("h",), ("h",), 0, 5, False
+        )
+        return SearchResult(request.query or "", [passage], 0.0, 1)
 
 
 @pytest.mark.asyncio

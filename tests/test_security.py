@@ -269,7 +269,7 @@ def test_the_weaviate_filter_has_the_same_shape_whatever_the_value(value: str, o
         where = Where(
             (
                 Condition("title", "eq", text),
-                Condition("source", "any", (text, "fixed")),
+                Condition("path", "any", (text, "fixed")),
                 Condition("title", "contains", text),
             ),
             (Condition("lang", "ne", text),),

@@ -224,6 +224,11 @@ class ChunkStore(Protocol):
         ("text", "word", "int", "number", "bool", "date", "uuid", "text[]")."""
         ...
 
+    def stored_values(self, field: str, limit: int = 10_000) -> list[str]:
+        """Distinct values of a text field, most common first (for `source`: the source
+        names); stitcher.filtervalues uses them for tags' case and filters that match nothing."""
+        ...
+
     def heads(
         self, where: Where | None = None, *, limit: int = 100, newest_first: bool = False
     ) -> list[ChunkRecord]:

@@ -51,6 +51,7 @@ from stitcher.models import (
 )
 from stitcher.store.base import Layout, check_fusion, scope_of
 from stitcher.store.schema import (
+    SOURCE_FIELD,
     ExtraProperty,
     Kind,
     MetadataConflict,
@@ -64,6 +65,8 @@ from stitcher.store.schema import (
     record_to_properties,
     resolve_field,
     some_names,
+    source_name,
+    source_names,
     tenancy_mismatch,
     user_fields,
 )
@@ -506,6 +509,17 @@ class MemoryStore:
         self._require()
         return dict(user_fields(self._extras))
 
+    def stored_values(self, field: str, limit: int = 10_000) -> list[str]:
+        """Distinct values of a text field (`source`: the source names), most common first."""
+        self._require()
+        name = "doc_id" if field == SOURCE_FIELD else resolve_field(field, self._extras)[0]
+        counts: Counter[str] = Counter()
+        for properties, _vector in self._objects.values():
+            value = properties.get(name)
+            for item in value if isinstance(value, list) else [value] if value else []:
+                counts[source_name(str(item)) if field == SOURCE_FIELD else str(item)] += 1
+        return [value for value, _ in counts.most_common(limit)]
+
     def heads(
         self, where: Where | None = None, *, limit: int = 100, newest_first: bool = False
     ) -> list[ChunkRecord]:
@@ -588,6 +602,8 @@ class MemoryStore:
     def _condition(self, condition: Condition) -> Predicate:
         if is_path(condition.field):
             return self._path_condition(condition)
+        if condition.field == SOURCE_FIELD:
+            return _source_condition(condition)
         name, kind = resolve_field(condition.field, self._extras)
         op = condition.op
         if op == "any":
@@ -910,3 +926,14 @@ def _min_max(side: list[tuple[str, float]]) -> dict[str, float]:
 
 def _reciprocal_ranks(side: list[tuple[str, float]]) -> dict[str, float]:
     return {object_id: 1.0 / (rank + _RANK_OFFSET) for rank, (object_id, _s) in enumerate(side)}
+
+
+def _source_condition(condition: Condition) -> Predicate:
+    """A source-name condition, on `doc_id` as stitcher.store.wfilters.source_filter."""
+    names = source_names(condition)
+
+    def under(properties: dict[str, Any]) -> bool:
+        doc_id = str(properties.get("doc_id", ""))
+        return any(doc_id == name or doc_id.startswith(name + "/") for name in names)
+
+    return (lambda p: not under(p)) if condition.op == "ne" else under

@@ -353,16 +353,54 @@ def extra_from_description(name: str, kind: Kind, description: str | None) -> Ex
     return ExtraProperty(name=name, key=description or name, kind=kind)
 
 
+#: The field users filter on for a document's source: the name of the folder it was ingested
+#: from (or `--source`), i.e. the first segment of its `doc_id`. It has no property of its own:
+#: the stores match it on `doc_id` (stitcher.store.wfilters.source_filter).
+SOURCE_FIELD = "source"
+#: The field for a document's file path as ingested: the stored `source` property, whose name
+#: predates sources (renaming the property would orphan every existing collection's chunks).
+PATH_FIELD = "path"
+PATH_PROPERTY = "source"
+
+
+def source_name(doc_id: str) -> str:
+    """The source a document belongs to: the first segment of its id."""
+    return doc_id.split("/", 1)[0]
+
+
+def source_names(condition: Any) -> list[str]:
+    """The source names a condition on SOURCE_FIELD names; FilterError for an operator that
+    makes no sense on a name. (A `*` in a name matches any one character, see
+    contains_pattern.)"""
+    if condition.op not in ("eq", "ne", "any"):
+        raise FilterError(
+            f"filter on {SOURCE_FIELD!r} (the name of the folder a document was ingested from): "
+            f"use =, != or a,b lists; {PATH_FIELD}~text matches part of the file path"
+        )
+    names = filter_values(SOURCE_FIELD, "text", condition.value)
+    if any("/" in name for name in names):
+        raise FilterError(
+            f"filter on {SOURCE_FIELD!r}: a source name has no '/'; "
+            f"{PATH_FIELD}=... matches the file path"
+        )
+    return [str(name) for name in names]
+
+
 def resolve_field(field: str, extras: Mapping[str, ExtraProperty]) -> tuple[str, Kind]:
-    """The property name and kind a filter field refers to; FilterError for unknown fields."""
-    if field in CORE_PROPERTIES and field != "text_seg":
+    """The property name and kind a filter field refers to; FilterError for unknown fields.
+
+    `path` is the stored `source` property; `source` itself (the source name) is matched on
+    `doc_id` by the stores and must not reach here. Bookkeeping properties stay filterable
+    but the error lists only the fields `stitcher fields` shows (user_fields).
+    """
+    if field == PATH_FIELD:
+        return PATH_PROPERTY, "text"
+    if field in CORE_PROPERTIES and field not in ("text_seg", PATH_PROPERTY):
         return field, CORE_PROPERTIES[field]
     name = property_name(field)
     if name in extras:
         return name, extras[name].kind
-    known = sorted(
-        [name for name in CORE_PROPERTIES if name != "text_seg"] + [e.key for e in extras.values()]
-    )
+    known = list(user_fields(extras))
     raise FilterError(f"unknown field {field!r} in filter; known fields: {', '.join(known)}")
 
 
@@ -389,6 +427,9 @@ def user_fields(extras: Mapping[str, ExtraProperty]) -> dict[str, Kind]:
     }
     for extra in extras.values():
         found[extra.key] = extra.kind
+    # `source` stays, meaning the source name (SOURCE_FIELD); the file path is `path`, which
+    # wins over a front-matter key of that name (as resolve_field does).
+    found[PATH_FIELD] = "text"
     return dict(sorted(found.items()))
 
 

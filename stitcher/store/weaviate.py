@@ -21,6 +21,7 @@ import json
 import random
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -57,6 +58,7 @@ from stitcher.store.base import Layout, scope_of
 from stitcher.store.entities import EntityStore, MentionLinker
 from stitcher.store.schema import (
     CORE_PROPERTIES,
+    SOURCE_FIELD,
     ExtraProperty,
     MetadataConflict,
     extra_from_description,
@@ -64,9 +66,11 @@ from stitcher.store.schema import (
     plan_properties,
     properties_to_record,
     record_to_properties,
+    resolve_field,
     settings_from_description,
     settings_to_description,
     some_names,
+    source_name,
     tenancy_mismatch,
     user_fields,
 )
@@ -899,6 +903,24 @@ class WeaviateStore:
         """Filterable fields (core and metadata) with their kinds."""
         self._require()
         return dict(user_fields(self._load_extras()))
+
+    def stored_values(self, field: str, limit: int = MAX_RESULTS) -> list[str]:
+        """Distinct values of a text field (`source`: the source names), most common first; one
+        aggregate query (stitcher.filtervalues says when it is worth asking)."""
+        from weaviate.classes.aggregate import GroupByAggregate
+
+        self._require()
+        name = "doc_id" if field == SOURCE_FIELD else resolve_field(field, self._load_extras())[0]
+        # Grouping, not the text metric's top occurrences: those come back with backslashes
+        # doubled (verified on v1.38.11), so a stored value would not compare equal to itself.
+        result = self._collection.aggregate.over_all(
+            group_by=GroupByAggregate(prop=name, limit=limit), total_count=True
+        )
+        counts: Counter[str] = Counter()
+        for group in result.groups:
+            value = str(group.grouped_by.value)
+            counts[source_name(value) if field == SOURCE_FIELD else value] += group.total_count or 0
+        return [value for value, _ in counts.most_common()]
 
     def heads(
         self, where: Where | None = None, *, limit: int = 100, newest_first: bool = False

@@ -17,11 +17,13 @@ from stitcher.graph.paths import (
     path_test,
 )
 from stitcher.store.schema import (
+    SOURCE_FIELD,
     ExtraProperty,
     contains_pattern,
     filter_value,
     filter_values,
     resolve_field,
+    source_names,
 )
 
 # weaviate itself is imported inside the methods that use it: importing the client costs about
@@ -74,6 +76,8 @@ def _condition(
         if MENTIONS_REF not in references:
             raise FilterError(no_links_message(condition.field, collection))
         return filter_
+    if condition.field == SOURCE_FIELD:
+        return source_filter(condition)
     name, kind = resolve_field(condition.field, extras)
     prop = Filter.by_property(name)
     op = condition.op
@@ -101,6 +105,22 @@ def _condition(
     if op == "le":
         return prop.less_or_equal(value)
     raise FilterError(f"unknown filter operator {op!r}")
+
+
+def source_filter(condition: Condition) -> _Filters:
+    """A condition on the source name, matched on `doc_id` (the name, or the name and a `/`:
+    a file ingested on its own has its name as id; a folder's files `name/...`)."""
+    from weaviate.classes.query import Filter
+
+    doc_id = Filter.by_property("doc_id")
+    names = source_names(condition)
+    matches = [
+        test
+        for name in names
+        for test in (doc_id.equal(name), doc_id.like(name.replace("*", "?") + "/*"))
+    ]
+    either = Filter.any_of(matches)
+    return Filter.not_(either) if condition.op == "ne" else either
 
 
 def path_filter(condition: Condition, start: Sequence[str] = (MENTIONS_REF,)) -> _Filters:
