@@ -16,10 +16,13 @@ from stitcher.errors import LoadError
 from stitcher.loaders.discovery import (
     SUPPORTED_EXTENSIONS,
     Discovery,
+    SkippedFile,
     SourceFile,
     compile_glob,
     default_source_name,
+    describe_skipped,
     discover,
+    supported_extensions,
 )
 from stitcher.loaders.formats import READERS
 from stitcher.loaders.metadata import detect_lang, parse_date, read_sidecar, split_tags, unique
@@ -29,11 +32,14 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "Discovery",
     "EmptyDocument",
+    "SkippedFile",
     "SourceFile",
     "compile_glob",
     "default_source_name",
+    "describe_skipped",
     "discover",
     "load",
+    "supported_extensions",
 ]
 
 
@@ -46,7 +52,8 @@ def load(
 ) -> Document:
     """Read one file into a Document with normalised text and typed metadata.
 
-    Formats: .txt, .md/.markdown, .info, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`);
+    Formats: .txt, .md/.markdown, .info, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`),
+    and text without an extension read as .txt (`SourceFile.read_as`);
     encodings: see `stitcher.loaders.decoding.decode_text`; hard-wrapped lines in .txt, .md and
     PDF pages are joined (rule in `stitcher.loaders.rewrap`).
 
@@ -78,11 +85,11 @@ def load(
         LoadError: The file is missing, unreadable, binary, undecodable, malformed or of an
             unsupported type; the message names the file.
     """
-    reader = READERS.get(src.path.suffix.lower())
+    reader = READERS.get(src.kind)
     if reader is None:
         raise LoadError(
-            f"{src.source}: unsupported file type {src.path.suffix or '(no extension)'!r}; "
-            f"supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+            f"{src.source}: unsupported file type {src.kind or '(no extension)'!r}; "
+            f"supported: {', '.join(supported_extensions())}"
         )
     data, mtime = _read(src)
     if not data:
