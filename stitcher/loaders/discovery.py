@@ -85,7 +85,7 @@ def describe_skipped(skipped: Iterable[SkippedFile]) -> str:
     for item in skipped:
         by_reason.setdefault(item.reason, Counter())[item.kind] += 1
     parts = []
-    for reason, kinds in sorted(by_reason.items(), key=lambda pair: -pair[1].total()):
+    for reason, kinds in sorted(by_reason.items(), key=lambda pair: (-pair[1].total(), pair[0])):
         ordered = sorted(kinds.items(), key=lambda pair: (-pair[1], pair[0]))
         parts.append(", ".join(f"{count} {kind}" for kind, count in ordered) + f" ({reason})")
     return ", ".join(parts)

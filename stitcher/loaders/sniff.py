@@ -48,8 +48,9 @@ PLAIN_TEXT = ".txt"
 _SNIFF_BYTES = 8192
 
 # Bytes no text file carries (NUL is checked apart). Tab, newlines, form feed, backspace (man
-# pages' overstrike bold) and ESC (terminal colours in saved output) are text.
-_BINARY_CONTROLS = bytes([*range(0x01, 0x08), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
+# pages' overstrike bold), ESC (terminal colours in saved output), and the unit separator and
+# DEL of GNU info files (node separators, tag tables) are text.
+_BINARY_CONTROLS = bytes([*range(0x01, 0x08), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x1F)])
 #: At most this share of the sniffed bytes may be such controls.
 _MAX_CONTROL_SHARE = 0.01
 
