@@ -679,7 +679,8 @@ def ingest(
     for name, message in summary.problems(_worded).items():
         _errors().print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
     # Under --quiet a run that went well and changed nothing prints nothing: cron mails nobody.
-    if as_json or dry_run or not _OUTPUT.quiet or summary.changed or summary.exit_status:
+    idle = not summary.changed and summary.exit_status == ExitStatus.OK
+    if not (_OUTPUT.quiet and idle) or as_json or dry_run:
         _echo_report(summary, as_json)
     if dry_run and not as_json:
         for label, names in (
