@@ -89,7 +89,7 @@ def test_named_extensionless_files(tmp_path: Path) -> None:
     found = discover([str(tmp_path / "notes"), str(tmp_path / "program")])
     assert [f.doc_id for f in found.files] == ["notes"]
     [error] = found.errors
-    assert "program: unsupported file type binary file without an extension" in str(error)
+    assert f"{tmp_path}/program: binary file; text or a file of a supported type" in str(error)
 
 
 @pytest.mark.parametrize(
@@ -102,6 +102,8 @@ def test_named_extensionless_files(tmp_path: Path) -> None:
         (PNG, False),
         (bytes(range(1, 32)) * 10 + b"text", False),  # control characters, no NUL
         (b"\x1b[1mbold\x1b[0m and b\x08bo\x08ol\x08ld\n", True),  # terminal and man output
+        (b"\xff\xfe" + "UTF-16 with a BOM, 中文.\n".encode("utf-16-le"), True),
+        (b"\xff\xfe" + b"\x00\xd8\x00\x00", False),  # a lone surrogate: not UTF-16 after all
     ],
 )
 def test_text_sniff(head: bytes, is_text: bool) -> None:

@@ -11,7 +11,8 @@ from contextvars import ContextVar
 from stitcher.errors import LoadError
 
 # UTF-32 first: its little-endian BOM begins with the UTF-16 little-endian one.
-_BOMS: tuple[tuple[bytes, str], ...] = (
+#: Byte-order marks and their encodings.
+BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
     (codecs.BOM_UTF8, "utf-8"),
@@ -116,7 +117,7 @@ def normalise_newlines(text: str) -> str:
 
 def _decode(data: bytes, source: str) -> tuple[str, int]:
     """The text, and how many byte sequences in it were replaced by U+FFFD."""
-    for bom, encoding in _BOMS:
+    for bom, encoding in BOMS:
         if data.startswith(bom):
             try:
                 return data[len(bom) :].decode(encoding), 0

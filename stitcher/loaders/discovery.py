@@ -272,10 +272,10 @@ class _Walker:
             if extension == "" and sniff.looks_like_text(Path(arg)) is not False:
                 read_as = sniff.PLAIN_TEXT  # named by the user: text is reason enough
             elif extension not in READERS:
-                kind = "binary file without an extension" if extension == "" else repr(extension)
+                what = "unsupported file type " + repr(extension) if extension else "binary file"
                 self._error(
-                    f"{arg}: unsupported file type {kind}; "
-                    f"supported: {', '.join(supported_extensions())}"
+                    f"{arg}: {what}; text or a file of a supported type can be loaded: "
+                    f"{', '.join(supported_extensions())}"
                 )
                 return
             doc_id = f"{self.source}/{name}" if self.source else name

@@ -3,10 +3,11 @@ at all, told from the name and the first bytes."""
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 from stitcher.errors import LoadError
-from stitcher.loaders.decoding import INFO_MARKER, decode_text
+from stitcher.loaders.decoding import BOMS, INFO_MARKER, decode_text
 
 #: Names (any case) that are prose by convention, not scripts or configuration: read as .txt.
 #: A Makefile, Dockerfile or shell script is text too, but indexing it as prose would only add
@@ -81,6 +82,13 @@ def head_is_text(head: bytes, *, whole: bool = True) -> bool:
     """
     if not head:
         return True
+    for bom, encoding in BOMS:
+        if head.startswith(bom):  # UTF-16 and UTF-32 text is full of NUL bytes
+            try:
+                codecs.getincrementaldecoder(encoding)().decode(head[len(bom) :], final=whole)
+            except UnicodeDecodeError:
+                return False
+            return True
     if b"\x00" in head:
         head = INFO_MARKER.sub(b"", head)
         if b"\x00" in head:
