@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -59,7 +60,14 @@ from stitcher.config import (
     connection_settings,
     load_settings,
 )
-from stitcher.errors import ExitStatus, StitcherError, UsageError, names_a_setting, worded
+from stitcher.errors import (
+    ExitStatus,
+    StitcherError,
+    UsageError,
+    names_a_setting,
+    one_line,
+    worded,
+)
 
 # The library core (stitcher.api and what it stands on, render, doctor, server, transfer, ...)
 # and rich are imported inside the commands that use them: loading all of it takes about 0.3 s,
@@ -105,7 +113,25 @@ def _echo_report(report: _Report, as_json: bool) -> None:
     if as_json:
         print_json(report.to_json())
     else:
-        typer.echo(report.one_line())
+        typer.echo(_line(report))
+
+
+def _process_seconds() -> float:
+    """Seconds since this process started (Linux: from /proc, so the interpreter's start-up and
+    every import count too, as cron and `time` count them); elsewhere, since cli was imported."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            # The command name (field 2) is in parentheses and may hold spaces: split after it.
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.monotonic() - _IMPORTED
+
+
+def _line(report: _Report) -> str:
+    # one_line: a file's extension in the line may hold a newline
+    return one_line(report.one_line())
 
 
 def _err() -> Console:
@@ -134,6 +160,9 @@ class _Output:
 
 
 _OUTPUT = _Output()
+
+# What the summary's time counts from where /proc cannot say when the process started.
+_IMPORTED = time.monotonic()
 
 #: Packages whose warnings are about their own internals (a font pypdf cannot fully parse, a
 #: deprecated torch call inside sentence-transformers), not about the user's data or command:
@@ -220,15 +249,20 @@ def _flags_of_settings() -> dict[str, str]:
 
 
 def _worded(message: str) -> str:
-    """A library message with the settings it names shown as this command's flags."""
-    return worded(message, _flags_of_settings()) if names_a_setting(message) else message
+    """A library message as shown: the settings it names spelled as this command's flags, and
+    control characters (a newline or ESC in a file name) escaped, so it stays one line.
+
+    Every notice and every `error:` line passes here or through `_error_line`."""
+    spelled = worded(message, _flags_of_settings()) if names_a_setting(message) else message
+    return one_line(spelled)
 
 
 def _error_line(message: str) -> Text:
-    """`error: message` with only the label styled: the message is shown exactly as it is."""
+    """`error: message` with only the label styled: the message is shown as it is, on one line
+    (control characters escaped: a crafted file name cannot forge a line of its own)."""
     from rich.text import Text
 
-    return Text.assemble(("error:", "red"), " ", message)
+    return Text.assemble(("error:", "red"), " ", one_line(message))
 
 
 @contextmanager
@@ -637,9 +671,13 @@ def ingest(
             wait=wait,
             reread=reread,
         )
+    summary.seconds = _process_seconds()  # the whole command's, as cron and `time` count it
     for name, message in summary.problems(_worded).items():
         _errors().print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
-    _echo_report(summary, as_json)
+    # Under --quiet a run that went well and changed nothing prints nothing: cron mails nobody.
+    idle = not summary.changed and summary.exit_status == ExitStatus.OK
+    if not (_OUTPUT.quiet and idle) or as_json or dry_run:
+        _echo_report(summary, as_json)
     if dry_run and not as_json:
         for label, names in (
             ("add", summary.added),
@@ -647,7 +685,11 @@ def ingest(
             ("delete", summary.deleted),
         ):
             for name in names:
-                typer.echo(f"  would {label}: {name}")
+                typer.echo(f"  would {label}: {one_line(name)}")
+        for skipped in summary.skipped:
+            typer.echo(
+                f"  would skip: {one_line(skipped.source)} ({skipped.kind}: {skipped.reason})"
+            )
     if summary.exit_status == ExitStatus.PRUNE_REFUSED and summary.prune_refused is not None:
         raise summary.prune_refused
     raise typer.Exit(summary.exit_status)

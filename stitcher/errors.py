@@ -77,6 +77,30 @@ def worded(text: str, flags: Mapping[str, str] | None = None) -> str:
     return _NAMED_SETTING.sub(spell, text)
 
 
+# C0 and C1 controls and DEL, plus the characters that end a line or reorder a terminal's text
+# without being controls: U+2028/2029 (line/paragraph separator) and the bidi overrides and
+# isolates that make a name read backwards (U+202A-202E, U+2066-2069).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def one_line(text: str) -> str:
+    """`text` with every control character shown as an escape: "\\n", "\\r", "\\t", "\\x1b",
+    "\\u202e". Other characters, backslashes included, are kept as they are."""
+    if not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    char = found.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
 class StitcherError(Exception):
     """Base class: a failure with a message meant for the user."""
 

@@ -50,7 +50,8 @@ from stitcher.errors import (
 from stitcher.faults import ServerFault, fault_point, first_line
 from stitcher.graph.model import mentions_for
 from stitcher.ids import build_records
-from stitcher.loaders import EmptyDocument, discover
+from stitcher.loaders import EmptyDocument, SkippedFile, describe_skipped, discover
+from stitcher.loaders.decoding import noted_repairs
 from stitcher.loaders.metadata import SIDECAR_SUFFIX
 from stitcher.memo import Remembered, file_fingerprint, load_options_key
 from stitcher.models import (
@@ -209,7 +210,8 @@ class IngestSummary:
     empty: list[str] = field(default_factory=list)
     #: Set when pruning refused to delete (nothing was deleted): ExitStatus.PRUNE_REFUSED.
     prune_refused: PruneRefused | None = None
-    skipped_unsupported: int = 0
+    #: Files found under the folders and not loaded, each with the reason (not an error).
+    skipped: list[SkippedFile] = field(default_factory=list)
     chunks_written: int = 0
     embedded: int = 0
     reused_vectors: int = 0
@@ -232,6 +234,11 @@ class IngestSummary:
         name spelled by `wording` (the CLI: as its flags; by default as the library's names)."""
         spelled = {name: wording(text) for name, text in self._unworded.items()}
         return {**self.unreadable, **spelled, **self.failed}
+
+    @property
+    def changed(self) -> bool:
+        """Whether the run changed (or, dry, would change) what the collection holds."""
+        return bool(self.added or self.updated or self.deleted)
 
     @property
     def exit_status(self) -> ExitStatus:
@@ -259,6 +266,7 @@ class IngestSummary:
             "failed": len(self.failed),
             "unreadable": len(self.unreadable),
             "empty": len(self.empty),
+            "skipped": len(self.skipped),
             "prune_refused": str(self.prune_refused) if self.prune_refused else None,
             "chunks_written": self.chunks_written,
             "embedded": self.embedded,
@@ -275,6 +283,10 @@ class IngestSummary:
                 "deleted": self.deleted,
                 "empty": self.empty,
             },
+            "skipped_files": [
+                {"file": item.source, "type": item.kind, "reason": item.reason}
+                for item in self.skipped
+            ],
         }
 
     def one_line(self) -> str:
@@ -294,6 +306,8 @@ class IngestSummary:
             parts.append(f"{len(self.unreadable)} unreadable")
         if self.empty:
             parts.append(f"{len(self.empty)} empty")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped: {describe_skipped(self.skipped)}")
         if self.prune_refused is not None:
             parts.append("prune refused")
         if self.unresolved_mentions:
@@ -403,7 +417,11 @@ def ingest(
 
     for error in found.errors:
         summary.unreadable_because(_error_subject(error), error)
-    summary.skipped_unsupported = len(found.skipped)
+    summary.skipped = list(found.skipped)
+    if found.skipped:
+        progress.notice(
+            f"{len(found.skipped)} skipped (not loaded): {describe_skipped(found.skipped)}"
+        )
     _claim_sources(store, found, existing_settings is not None, options, progress)
     stored = store.documents() if existing_settings is not None else {}
     progress.planned(len(found.files))
@@ -425,9 +443,10 @@ def ingest(
                 continue
             try:
                 # looked up at each call: tests count the loads by wrapping it (test_memo.py)
-                doc = loaders.load(
-                    src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs
-                )
+                with noted_repairs() as repairs:
+                    doc = loaders.load(
+                        src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs
+                    )
             except EmptyDocument as notice:
                 # A placeholder is no error; under --prune its stored version counts as gone.
                 empty.add(src.doc_id)
@@ -443,6 +462,8 @@ def ingest(
                 summary.failed[src.doc_id] = _failure("reading", error)
                 progress.file_done(src.source)
                 continue
+            for repair in repairs:
+                progress.notice(repair)
             try:
                 if options.mentions:
                     doc = _with_mentions(doc, options.mentions)

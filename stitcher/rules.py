@@ -23,7 +23,9 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #:    lines with many widened gaps no longer taken for table rows.
 #: 4: PDF: a sentence cut by a page break reads on (one line break between the pages) and the
 #:    footnotes at the foot of that page move after it.
-LOADER_RULES = 4
+#: 5: a few bytes that are not UTF-8 in otherwise ASCII or UTF-8 text become U+FFFD instead of
+#:    making the whole file a legacy code page ("\xc3(" was cp1250 "Ă(").
+LOADER_RULES = 5
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
 #: kept next to the rules themselves.

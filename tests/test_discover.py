@@ -53,7 +53,10 @@ def test_directory_walk(tree: Path) -> None:
     assert [f.doc_id for f in found.files] == EXPECTED_IDS
     assert found.errors == []
     assert found.roots == ["samples"]
-    assert found.skipped == [tree / "img" / "logo.png", tree / "notes"]
+    assert [(s.path, s.kind, s.reason) for s in found.skipped] == [
+        (tree / "img" / "logo.png", ".png", "not a supported type"),
+        (tree / "notes", "without extension", "not a known document name"),
+    ]
     by_id = {f.doc_id: f for f in found.files}
     assert by_id["samples/zh/中文.txt"].source == os.path.join(str(tree), "zh", "中文.txt")
     assert by_id["samples/zh/中文.txt"].path.read_text(encoding="utf-8") == "中"

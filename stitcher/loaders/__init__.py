@@ -17,10 +17,13 @@ from stitcher.errors import LoadError
 from stitcher.loaders.discovery import (
     SUPPORTED_EXTENSIONS,
     Discovery,
+    SkippedFile,
     SourceFile,
     compile_glob,
     default_source_name,
+    describe_skipped,
     discover,
+    supported_extensions,
 )
 from stitcher.loaders.formats import READERS
 from stitcher.loaders.metadata import detect_lang, parse_date, read_sidecar, split_tags, unique
@@ -30,11 +33,14 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "Discovery",
     "EmptyDocument",
+    "SkippedFile",
     "SourceFile",
     "compile_glob",
     "default_source_name",
+    "describe_skipped",
     "discover",
     "load",
+    "supported_extensions",
 ]
 
 
@@ -46,9 +52,10 @@ def load(
     Formats: .txt, .md/.markdown, .info, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`);
     .rst/.rest, .adoc/.asciidoc, .org (the source text with its markup, structure kept:
     `stitcher.loaders.rst`, `.asciidoc`, `.org`); man page sources .1-.9, .1p, .3p, .3pm, .man
-    (rendered by man or groff: `stitcher.loaders.troff`). Encodings: see
-    `stitcher.loaders.decoding.decode_text`; hard-wrapped prose lines in .txt, .md, PDF pages,
-    the markup formats and rendered man pages are joined (rule in `stitcher.loaders.rewrap`).
+    (rendered by man or groff: `stitcher.loaders.troff`); and text without an extension read as
+    .txt (`SourceFile.read_as`). Encodings: see `stitcher.loaders.decoding.decode_text`;
+    hard-wrapped prose lines in .txt, .md, PDF pages, the markup formats and rendered man pages
+    are joined (rule in `stitcher.loaders.rewrap`).
 
     Metadata keys, lowercase [a-z0-9_] names, values str/int/float/bool/datetime/list:
 
@@ -84,11 +91,11 @@ def load(
         LoadError: The file is missing, unreadable, binary, undecodable, malformed or of an
             unsupported type; the message names the file.
     """
-    reader = READERS.get(src.path.suffix.lower())
+    reader = READERS.get(src.kind)
     if reader is None:
         raise LoadError(
-            f"{src.source}: unsupported file type {src.path.suffix or '(no extension)'!r}; "
-            f"supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+            f"{src.source}: unsupported file type {src.kind or '(no extension)'!r}; "
+            f"supported: {', '.join(supported_extensions())}"
         )
     data, mtime = _read(src)
     if not data:

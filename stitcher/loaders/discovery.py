@@ -6,27 +6,89 @@ import errno
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_ISDIR, S_ISREG
+from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import IO
 
 from stitcher.errors import LoadError, setting
+from stitcher.loaders import sniff
 from stitcher.loaders.formats import READERS
 from stitcher.loaders.metadata import SIDECAR_SUFFIX
 
-#: File extensions that can be loaded (lowercase, with the dot).
+#: File extensions that could be loaded when this module was imported (lowercase, with the
+#: dot); `supported_extensions()` is the live list.
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(sorted(READERS))
+
+#: Folders nested deeper than this below a directory argument are not walked (one error each):
+#: real document trees are a few levels deep, and a deeper one is a loop of bind mounts or a
+#: generated trap whose paths soon exceed what the system can open.
+MAX_DEPTH = 100
+
+#: Why a file found under a directory was not loaded (`SkippedFile.reason`).
+NOT_SUPPORTED = "not a supported type"
+BINARY = "binary"
+NOT_A_DOCUMENT_NAME = "not a known document name"
+NOT_A_REGULAR_FILE = "not a regular file"
+#: `SkippedFile.kind` of a file without an extension.
+NO_EXTENSION = "without extension"
+
+
+def supported_extensions() -> tuple[str, ...]:
+    """The file extensions a reader is registered for (stitcher.loaders.formats.READERS)."""
+    return tuple(sorted(READERS))
 
 
 @dataclass(frozen=True)
 class SourceFile:
-    """A file to load: its path, its document id, and its path as given by the user or found."""
+    """A file to load: its path, its document id, and its path as given by the user or found.
+
+    `read_as` is the extension whose reader reads it, when its own does not say (a "README" is
+    read as ".txt"); empty: its own extension.
+    """
 
     path: Path
     doc_id: str
     source: str
+    read_as: str = ""
+
+    @property
+    def kind(self) -> str:
+        """The key of the reader in READERS that reads this file."""
+        return self.read_as or self.path.suffix.lower()
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file found under a directory argument and not loaded.
+
+    Attributes:
+        path: The file.
+        source: Its path as found (as `SourceFile.source`).
+        kind: Its extension (".rst"), `NO_EXTENSION`, or what it is ("fifo", "socket", "device").
+        reason: Why it was not loaded: NOT_SUPPORTED, BINARY, NOT_A_DOCUMENT_NAME or
+            NOT_A_REGULAR_FILE.
+    """
+
+    path: Path
+    source: str
+    kind: str
+    reason: str
+
+
+def describe_skipped(skipped: Iterable[SkippedFile]) -> str:
+    """The skipped files counted by reason and kind, most common first:
+    "2 .rst, 1 .org (not a supported type), 1 without extension (binary)"."""
+    by_reason: dict[str, Counter[str]] = {}
+    for item in skipped:
+        by_reason.setdefault(item.reason, Counter())[item.kind] += 1
+    parts = []
+    for reason, kinds in sorted(by_reason.items(), key=lambda pair: (-pair[1].total(), pair[0])):
+        ordered = sorted(kinds.items(), key=lambda pair: (-pair[1], pair[0]))
+        parts.append(", ".join(f"{count} {kind}" for kind, count in ordered) + f" ({reason})")
+    return ", ".join(parts)
 
 
 @dataclass
@@ -38,7 +100,9 @@ class Discovery:
         errors: One LoadError per named input (or entry found under it) that could not be used.
         roots: Document-id prefixes this run covers: a directory root "samples" covers every
             doc_id under "samples/", a file root covers its own doc_id.
-        skipped: Files with unsupported extensions found while walking directories.
+        skipped: Files found while walking directories and not loaded (unsupported extension,
+            no extension, not a regular file), sorted by path. Hidden entries, "*.meta.json"
+            sidecars and files the glob leaves out are not among them: those are not inputs.
         glob: The --glob filter that was applied under directories, if any.
         folders: The absolute path of each directory root, by its source name (the root's
             document-id prefix): what a collection registers per source.
@@ -47,7 +111,7 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)
-    skipped: list[Path] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
     glob: str | None = None
     folders: dict[str, str] = field(default_factory=dict)
 
@@ -78,11 +142,16 @@ def discover(
 ) -> Discovery:
     """Find the files to load under `paths`.
 
-    A directory is walked recursively in sorted order; hidden entries (names starting with ".")
-    and "*.meta.json" sidecars are ignored, files with other extensions are counted in `skipped`,
-    and `glob` (if given) keeps only matching files. Symlinks are followed, except into a
-    directory that is already being walked (a loop: reported as an error). A file reached twice
-    (e.g. named alone and also inside a named directory) is kept once, under its first doc_id.
+    A directory is walked depth-first in sorted order, at most MAX_DEPTH levels down (a deeper
+    folder is an error); hidden entries (names starting with ".") and "*.meta.json" sidecars are
+    ignored, and `glob` (if given) keeps only matching files. A file with a supported extension
+    is loaded; one without an extension is read as plain text when its name is a document's by
+    convention (README, LICENSE, NEWS: `sniff.DOCUMENT_NAMES`) and it starts like text; every
+    other file is in `skipped`, with the reason. A directory holding files of which none can be
+    loaded is an error naming their types. Symlinks are followed, except into a directory that
+    is already being walked (a loop: reported as an error). A file reached twice (e.g. named
+    alone and also inside a named directory) is kept once, under its first doc_id. A file named
+    as an argument without an extension is read as plain text if it is text, whatever its name.
 
     Document ids do not depend on the current directory or the machine: a file found under a
     directory argument gets "<source>/<path relative to it>", where the source is `source` or
@@ -116,7 +185,7 @@ def discover(
             walker.add_named(arg)
     result = walker.result
     result.files.sort(key=lambda f: f.doc_id)
-    result.skipped.sort()
+    result.skipped.sort(key=lambda skipped: skipped.path)
     return result
 
 
@@ -198,17 +267,22 @@ class _Walker:
             self._add_root_dir(arg, (stat.st_dev, stat.st_ino))
         elif S_ISREG(stat.st_mode):
             name = os.path.basename(os.path.normpath(arg))
-            if _extension(name) not in READERS:
+            extension = _extension(name)
+            read_as = ""
+            if extension == "" and sniff.looks_like_text(Path(arg)) is not False:
+                read_as = sniff.PLAIN_TEXT  # named by the user: text is reason enough
+            elif extension not in READERS:
+                what = "unsupported file type " + repr(extension) if extension else "binary file"
                 self._error(
-                    f"{arg}: unsupported file type {_extension(name) or '(no extension)'!r}; "
-                    f"supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+                    f"{arg}: {what}; text or a file of a supported type can be loaded: "
+                    f"{', '.join(supported_extensions())}"
                 )
                 return
             doc_id = f"{self.source}/{name}" if self.source else name
             root = self.source or name
             if root not in self.result.roots:
                 self.result.roots.append(root)
-            self._add_file(Path(arg), doc_id, arg, (stat.st_dev, stat.st_ino))
+            self._add_file(Path(arg), doc_id, arg, (stat.st_dev, stat.st_ino), read_as)
         else:
             self._error(f"{arg}: not a regular file or directory")
 
@@ -234,18 +308,35 @@ class _Walker:
         self.result.folders[name] = os.path.abspath(arg)
         if name not in self.result.roots:
             self.result.roots.append(name)
-        self._walk(arg, name, "", frozenset({key}))
+        files_before, skipped_before = len(self.result.files), len(self.result.skipped)
+        self._walk(arg, name, key)
+        skipped = self.result.skipped[skipped_before:]
+        if skipped and len(self.result.files) == files_before:
+            self._error(
+                f"{arg}: none of its files can be loaded: {describe_skipped(skipped)}; "
+                f"supported: {', '.join(supported_extensions())}"
+            )
 
-    def _walk(
-        self, directory: str, root: str, prefix: str, ancestors: frozenset[tuple[int, int]]
-    ) -> None:
-        try:
-            with os.scandir(directory) as scan:
-                entries = sorted(scan, key=lambda entry: entry.name)
-        except OSError as exc:
-            self._error(f"{directory}: cannot list the directory ({exc.strerror or exc})")
-            return
-        for entry in entries:
+    def _walk(self, top: str, root: str, top_key: tuple[int, int]) -> None:
+        # A stack of listings instead of recursion: a folder nested a thousand levels deep must
+        # be one error, not a RecursionError that ends the whole run.
+        stack: list[tuple[Iterator[os.DirEntry[str]], str, tuple[int, int]]] = []
+        walking: set[tuple[int, int]] = set()  # the folders on the stack: a symlink to one loops
+
+        def enter(directory: str, prefix: str, key: tuple[int, int]) -> None:
+            entries = self._list(directory)
+            if entries is not None:
+                stack.append((iter(entries), prefix, key))
+                walking.add(key)
+
+        enter(top, "", top_key)
+        while stack:
+            entries, prefix, folder_key = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                walking.discard(folder_key)
+                continue
             if entry.name.startswith("."):
                 continue
             relative = prefix + entry.name
@@ -255,15 +346,30 @@ class _Walker:
                 self._error(_describe_stat_error(entry.path, exc))
                 continue
             key = (stat.st_dev, stat.st_ino)
-            if entry.is_dir():
-                if key in ancestors:
+            if S_ISDIR(stat.st_mode):
+                if key in walking:
                     self._error(
                         f"{entry.path}: symlink loop (leads back to a directory above it); skipped"
                     )
+                elif len(stack) > MAX_DEPTH:
+                    self._error(
+                        f"{entry.path}: folder nested more than {MAX_DEPTH} levels below {top}; "
+                        "not read, nor anything in it"
+                    )
                 else:
-                    self._walk(entry.path, root, relative + "/", ancestors | {key})
-            elif entry.is_file():
+                    enter(entry.path, relative + "/", key)
+            elif S_ISREG(stat.st_mode):
                 self._consider_file(entry.path, root, relative, key)
+            elif self.glob is None or self.glob(relative):
+                self._skip(entry.path, _special_kind(stat.st_mode), NOT_A_REGULAR_FILE)
+
+    def _list(self, directory: str) -> list[os.DirEntry[str]] | None:
+        try:
+            with os.scandir(directory) as scan:
+                return sorted(scan, key=lambda entry: entry.name)
+        except OSError as exc:
+            self._error(f"{directory}: cannot list the directory ({exc.strerror or exc})")
+            return None
 
     def _consider_file(self, path: str, root: str, relative: str, key: tuple[int, int]) -> None:
         name = relative.rsplit("/", 1)[-1]
@@ -271,12 +377,24 @@ class _Walker:
             return
         if self.glob is not None and not self.glob(relative):
             return
-        if _extension(name) not in READERS:
-            self.result.skipped.append(Path(path))
-            return
-        self._add_file(Path(path), f"{root}/{relative}", path, key)
+        extension = _extension(name)
+        if extension in READERS:
+            self._add_file(Path(path), f"{root}/{relative}", path, key)
+        elif extension:
+            self._skip(path, extension, NOT_SUPPORTED)
+        elif sniff.looks_like_text(Path(path)) is False:
+            self._skip(path, NO_EXTENSION, BINARY)
+        elif sniff.is_document_name(name):
+            self._add_file(Path(path), f"{root}/{relative}", path, key, sniff.PLAIN_TEXT)
+        else:
+            self._skip(path, NO_EXTENSION, NOT_A_DOCUMENT_NAME)
 
-    def _add_file(self, path: Path, doc_id: str, source: str, key: tuple[int, int]) -> None:
+    def _skip(self, path: str, kind: str, reason: str) -> None:
+        self.result.skipped.append(SkippedFile(Path(path), path, kind, reason))
+
+    def _add_file(
+        self, path: Path, doc_id: str, source: str, key: tuple[int, int], read_as: str = ""
+    ) -> None:
         if key in self.seen_files:
             return
         existing = self.by_doc_id.get(doc_id)
@@ -287,7 +405,7 @@ class _Walker:
             )
             return
         self.seen_files.add(key)
-        found = SourceFile(path=path, doc_id=doc_id, source=source)
+        found = SourceFile(path=path, doc_id=doc_id, source=source, read_as=read_as)
         self.by_doc_id[doc_id] = found
         self.result.files.append(found)
 
@@ -298,6 +416,16 @@ class _Walker:
 def _extension(name: str) -> str:
     _, dot, ext = name.rpartition(".")
     return "." + ext.lower() if dot and _ else ""
+
+
+def _special_kind(mode: int) -> str:
+    if S_ISFIFO(mode):
+        return "fifo"
+    if S_ISSOCK(mode):
+        return "socket"
+    if S_ISBLK(mode) or S_ISCHR(mode):
+        return "device"
+    return "special file"
 
 
 def _describe_stat_error(path: str, exc: OSError) -> str:

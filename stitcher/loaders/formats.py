@@ -279,6 +279,9 @@ def read_pdf(data: bytes, source: str) -> Extracted:
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoadError(f"{source}: the PDF is password-protected; save a decrypted copy")
         info = reader.metadata
+        if len(reader.pages) == 0:
+            # PDFium refuses a valid PDF without pages ("Failed to load document"): it is empty.
+            return Extracted("")
         raw_pages = _pdfium_pages(data)
     except LoadError:
         raise
