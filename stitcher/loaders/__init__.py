@@ -21,8 +21,8 @@ from stitcher.loaders.discovery import (
     default_source_name,
     discover,
 )
-from stitcher.loaders.formats import READERS
 from stitcher.loaders.metadata import detect_lang, parse_date, read_sidecar, split_tags, unique
+from stitcher.loaders.readers import READERS
 from stitcher.models import Document
 
 __all__ = [
@@ -47,21 +47,28 @@ def load(
     """Read one file into a Document with normalised text and typed metadata.
 
     Formats: .txt, .md/.markdown, .info, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`);
-    encodings: see `stitcher.loaders.decoding.decode_text`; hard-wrapped lines in .txt, .md and
-    PDF pages are joined (rule in `stitcher.loaders.rewrap`).
+    .epub, .odt, .rtf, .eml and .mbox, each in its own module (`stitcher.loaders.epub`, `odt`,
+    `rtf`, `mail`, which say what their text is; an .mbox is one document, its messages in
+    order); encodings: see `stitcher.loaders.decoding.decode_text`; hard-wrapped lines in .txt,
+    .md, PDF pages and plain-text e-mail are joined (rule in `stitcher.loaders.rewrap`).
 
     Metadata keys, lowercase [a-z0-9_] names, values str/int/float/bool/datetime/list:
 
     - every front-matter key (Markdown) and every key of the sidecar "<file>.meta.json"; the
       sidecar wins over the file. ISO-date strings become datetimes.
     - title: front matter `title`, else the first "# heading" (Markdown), HTML <title>, PDF
-      /Title, docx core title; else the file name without its extension.
+      /Title, docx core title, EPUB dc:title, ODT dc:title, RTF \\title, e-mail Subject (an
+      mbox: the subject all its messages share); else the file name without its extension.
     - date (timezone-aware; naive values are taken as UTC): front matter `date`, HTML meta
-      article:published_time / date / dcterms.date, PDF /CreationDate, docx created; else the
-      file's modification time.
+      article:published_time / date / dcterms.date, PDF /CreationDate, docx created, EPUB
+      dc:date, ODT meta:creation-date, RTF \\creatim, e-mail Date (an mbox: its first
+      message's); else the file's modification time.
     - tags: the document's tags (front matter list or comma-separated string, HTML/PDF/docx
-      keywords), then `extra_tags`, then, with `tags_from_dirs`, the directories between the
-      ingest root and the file; each tag once, in that order.
+      keywords, EPUB dc:subject, ODT meta:keyword, RTF \\keywords), then `extra_tags`, then,
+      with `tags_from_dirs`, the directories between the ingest root and the file; each tag
+      once, in that order.
+    - author (EPUB, ODT, RTF), subject and description (ODT, RTF), language as declared (EPUB,
+      ODT); from, to, cc, message_id (.eml); messages, the number of messages (.mbox).
     - lang: "zh", "en" or "other" from the text's characters, unless given explicitly.
     - page_starts (PDF only): offset in `text` where each page begins.
 

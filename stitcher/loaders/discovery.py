@@ -13,8 +13,8 @@ from stat import S_ISDIR, S_ISREG
 from typing import IO
 
 from stitcher.errors import LoadError, setting
-from stitcher.loaders.formats import READERS
 from stitcher.loaders.metadata import SIDECAR_SUFFIX
+from stitcher.loaders.readers import READERS
 
 #: File extensions that can be loaded (lowercase, with the dot).
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(sorted(READERS))
