@@ -17,6 +17,7 @@ from container_files import eml, epub, mbox, odt, xhtml
 
 from stitcher.errors import LoadError
 from stitcher.loaders import EmptyDocument, SourceFile, load, zipped
+from stitcher.loaders.rewrap import rewrap
 
 UTC = dt.timezone.utc
 
@@ -585,4 +586,48 @@ def test_mail_that_is_not_mail_is_a_clear_load_error(tmp_path: Path) -> None:
     )
     assert "not an mbox file" in load_error(
         write(tmp_path, "one.mbox", eml("A single message, not an mbox.\n"))
+    )
+
+
+def test_a_patch_in_a_message_is_kept_line_for_line(tmp_path: Path) -> None:
+    """git format-patch: the commit message is prose, the diff is not. Rewrap alone joined the
+    "+" line (an added blank line) to the long added line above it."""
+    diff = (
+        "diff --git a/docs/changelog.rst b/docs/changelog.rst\n"
+        "index 4c868f4..a853aa2 100644\n"
+        "--- a/docs/changelog.rst\n"
+        "+++ b/docs/changelog.rst\n"
+        "@@ -4,6 +4,13 @@\n"
+        "  Changelog\n"
+        " ===========\n"
+        " \n"
+        "+.. _v3_39_1:\n"
+        "+\n"
+        "+3.39.1 (2026-07-25)\n"
+        "+-------------------\n"
+        "+\n"
+        "+- Fixed a bug where ``table.delete_where()`` left the connection in an open "
+        "transaction, so that deleted rows came back when the connection was closed. (#815)\n"
+        "+\n"
+        " .. _v4_1_1:\n"
+    )
+    body = (
+        "Changelog entry for 3.39.1\n\n"
+        "---\n"
+        " docs/changelog.rst | 7 +++++++\n"
+        " 1 file changed, 7 insertions(+)\n\n"
+        f"{diff}"
+        "-- \n"
+        "2.39.5\n"
+    )
+    assert "(#815) +" in rewrap(body)  # the premise: rewrap alone would join
+    text = load(write(tmp_path, "fix.eml", eml(body, subject="[PATCH] Changelog"))).text
+    assert text.endswith(
+        "Subject: [PATCH] Changelog\n\n"
+        "Changelog entry for 3.39.1\n\n"
+        "---\n"
+        " docs/changelog.rst | 7 +++++++\n"
+        " 1 file changed, 7 insertions(+)\n\n"
+        + diff.replace(" \n", "\n").rstrip("\n")  # trailing spaces go
+        + "\n\n--\n2.39.5"
     )

@@ -10,8 +10,10 @@ text/html part through the HTML reader; transfer encodings (quoted-printable, ba
 and the declared charset decoded (GB2312 and GBK as GB18030, their superset; a wrong or missing
 charset falls back to detection, `stitcher.loaders.decoding.decode_text`). format=flowed text
 is unflowed (RFC 3676). Plain text is then rewrapped (`stitcher.loaders.rewrap`: quoted "> "
-lines are joined within their quote depth and keep their prefix); the signature, from the last
-"-- " line on, is kept verbatim as a paragraph of its own. Attachments are not read.
+lines are joined within their quote depth and keep their prefix) up to a patch, if the message
+carries one (from its first "diff --git", "diff -u", "Index:" or "---"/"+++" line on, kept line
+for line); the signature, from the last "-- " line on, is kept verbatim as a paragraph of its
+own. Attachments are not read.
 
 An mbox file is one document (discovery gives one document per file): its messages in file
 order, each as above, separated by a blank line, so every message starts with its own header
@@ -216,15 +218,26 @@ def _param(part: MIMEPart, name: str) -> str:
     return value.lower() if isinstance(value, str) else ""
 
 
+# Where a patch starts in a message (git format-patch, diff -u pasted into a mail): from there
+# on every line is the diff's own, never joined (a "+" line alone is an added blank line).
+_PATCH = re.compile(r"^(?:diff --git |diff -[a-zA-Z]|Index: \S|--- \S.*\n\+\+\+ \S)", re.MULTILINE)
+
+
 def _plain(text: str) -> str:
-    """Plain text: rewrapped, the signature set apart as it is."""
+    """Plain text: rewrapped up to a patch, if any; the patch and the signature as they are."""
     signature = ""
     marks = list(_SIGNATURE.finditer(text))
     if marks:
         cut = marks[-1].start()
         text, signature = text[:cut], text[cut:]
         signature = "\n".join(line.rstrip() for line in signature.split("\n")).strip("\n")
-    body = rewrap(text).strip("\n").rstrip()
+    patch = _PATCH.search(text)
+    if patch:
+        diff = "\n".join(line.rstrip() for line in text[patch.start() :].split("\n")).strip("\n")
+        prose = rewrap(text[: patch.start()]).strip("\n").rstrip()
+        body = f"{prose}\n\n{diff}" if prose else diff
+    else:
+        body = rewrap(text).strip("\n").rstrip()
     if signature.strip("- \n"):
         return f"{body}\n\n{signature}" if body else signature
     return body
