@@ -827,6 +827,18 @@ def sample_structure(lines: list[StructureLine], count: int, seed: str) -> list[
     return picked
 
 
+_QUOTE_PREFIX = re.compile(r"^(?:> ?)+")
+
+
+def loaded_lines(text: str) -> set[str]:
+    """The stripped lines of a loaded text, and of quoted ("> ") lines their text without the
+    prefix: an e-mail's raw text (the ground truth) reads quoted lines without it."""
+    lines = text.split("\n")
+    return {line.strip() for line in lines} | {
+        _QUOTE_PREFIX.sub("", line).strip() for line in lines if line.startswith(">")
+    }
+
+
 def line_kept(line: str, loaded_lines: set[str]) -> bool:
     """A structure line survives when it is still one whole line of the loaded text."""
     return line.strip() in loaded_lines

@@ -110,7 +110,11 @@ def text_of(path: Path) -> str:
     )
     if done.returncode != 0:
         raise ContainerFormError(f"pandoc failed on {path}: {done.stderr.decode()[:200]}")
-    return done.stdout.decode("utf-8").replace("\r\n", "\n")
+    # pandoc's plain text marks a superscript "^([58])"; the document's text is "[58]".
+    return _SUPERSCRIPT.sub(r"\1", done.stdout.decode("utf-8").replace("\r\n", "\n"))
+
+
+_SUPERSCRIPT = re.compile(r"\^\(([^()\n]*)\)")
 
 
 _FROM_LINE = re.compile(rb"^From \S+ [^\n]*\d:\d\d[^\n]*\n", re.MULTILINE)
