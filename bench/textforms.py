@@ -254,7 +254,7 @@ def structure_check(
             lost.append({**asdict(label), "why": "document not loaded"})
             continue
         if doc_id not in lines_of:
-            lines_of[doc_id or ""] = {line.strip() for line in text.split("\n")}
+            lines_of[doc_id or ""] = tc.loaded_lines(text)
         if tc.line_kept(label.text, lines_of[doc_id or ""]):
             kept += 1
         else:

@@ -50,6 +50,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import textforms_containers as containers
+
 MIN_SENTENCE = {"en": 40, "zh": 20}
 MAX_SENTENCE = 300
 MIN_QUERY = {"en": 20, "zh": 8}
@@ -259,6 +261,10 @@ def raw_text(path: Path) -> str:
         import textforms_corpus
 
         return textforms_corpus.render_man(path)  # man page sources: what the reader sees
+    if suffix in containers.MARKUP_SUFFIXES:  # EPUB: its chapters' HTML text
+        return "\n\n".join(str(soup.get_text()) for soup in _soups(path))
+    if suffix in containers.TEXT_SUFFIXES:  # e-mail bodies; ODT, RTF through pandoc
+        return containers.text_of(path)
     return path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
@@ -291,6 +297,18 @@ def _soup(path: Path) -> object:
     return BeautifulSoup(path.read_bytes(), "lxml")
 
 
+def _soups(path: Path) -> list[object]:
+    """The HTML documents of a markup file: an HTML page, or an EPUB's chapters."""
+    if path.suffix.lower() in containers.MARKUP_SUFFIXES:
+        from bs4 import BeautifulSoup
+
+        return [BeautifulSoup(markup, "lxml") for markup in containers.markup_units(path)]
+    return [_soup(path)]
+
+
+_MARKUP = (".html", ".htm", *containers.MARKUP_SUFFIXES)
+
+
 @dataclass(frozen=True)
 class Paragraph:
     start: int  # raw offsets of the block
@@ -299,10 +317,11 @@ class Paragraph:
 
 def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
     """Blocks of raw text with no structure line (HTML: <p> elements found in the text)."""
-    if path.suffix.lower() in (".html", ".htm"):
+    if path.suffix.lower() in _MARKUP:
         found: list[Paragraph] = []
         cursor = 0
-        for p in _soup(path).find_all("p"):  # type: ignore[attr-defined]
+        paragraphs = [p for soup in _soups(path) for p in soup.find_all("p")]  # type: ignore[attr-defined]
+        for p in paragraphs:
             if p.find_parent(["table", "pre"]) is not None:
                 continue
             inner = p.get_text()
@@ -784,9 +803,10 @@ class StructureLine:
 
 def structure_lines(path: Path, relative: str, form: str) -> list[StructureLine]:
     """Lines labelled structure in one file (HTML: the lines of <pre> elements)."""
-    if path.suffix.lower() in (".html", ".htm"):
+    if path.suffix.lower() in _MARKUP:
         out = []
-        for pre in _soup(path).find_all("pre"):  # type: ignore[attr-defined]
+        pres = [pre for soup in _soups(path) for pre in soup.find_all("pre")]  # type: ignore[attr-defined]
+        for pre in pres:
             for number, line in enumerate(pre.get_text().split("\n")):
                 if line.strip():
                     out.append(StructureLine(relative, number, "pre", line))
@@ -813,6 +833,18 @@ def sample_structure(lines: list[StructureLine], count: int, seed: str) -> list[
             if by_kind[kind] and len(picked) < count:
                 picked.append(by_kind[kind].pop())
     return picked
+
+
+_QUOTE_PREFIX = re.compile(r"^(?:> ?)+")
+
+
+def loaded_lines(text: str) -> set[str]:
+    """The stripped lines of a loaded text, and of quoted ("> ") lines their text without the
+    prefix: an e-mail's raw text (the ground truth) reads quoted lines without it."""
+    lines = text.split("\n")
+    return {line.strip() for line in lines} | {
+        _QUOTE_PREFIX.sub("", line).strip() for line in lines if line.startswith(">")
+    }
 
 
 def line_kept(line: str, loaded_lines: set[str]) -> bool:

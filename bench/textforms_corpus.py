@@ -27,6 +27,7 @@ reports it and goes on with the other forms.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import random
@@ -38,6 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import textforms_containers as containers
+
 PACKAGES = (
     "debian-faq",
     "debian-faq-zh-cn",
@@ -47,6 +50,7 @@ PACKAGES = (
     "maint-guide",
     "maint-guide-zh-cn",
     "manpages-zh",
+    *containers.PACKAGES,
 )
 
 #: (form, lang) in report order.
@@ -61,6 +65,7 @@ FORMS = (
     ("pdf", "zh"),
     ("html", "en"),
     ("html", "zh"),
+    *containers.FORMS,  # epub, mail, odt, rtf: see textforms_containers
 )
 
 
@@ -161,6 +166,7 @@ def build_form(form: str, lang: str, cache: Path, budget: int, seed: int) -> Bui
         "pdf": _build_pdf,
         "html": _build_html,
         **EXTRA_BUILDERS,
+        **{name: functools.partial(containers.build, name) for name, _ in containers.FORMS},
     }
     out = cache / "forms" / form / lang
     if out.exists():
@@ -181,7 +187,7 @@ def build_form(form: str, lang: str, cache: Path, budget: int, seed: int) -> Bui
 ZH_BUDGET_FACTOR = 2
 
 #: Forms whose candidate files are cut down to the ones richest in cases (see keep_densest).
-DENSE_FORMS = frozenset({"docbook", "man", "info", "html"})
+DENSE_FORMS = frozenset({"docbook", "man", "info", "html"}) | containers.DENSE
 WINDOW = 8_000
 
 

@@ -14,6 +14,7 @@ import pytest
 from stitcher.errors import one_line
 from stitcher.loaders import EmptyDocument, SourceFile, describe_skipped, discover, load
 from stitcher.loaders import formats as formats_module
+from stitcher.loaders import readers as readers_module
 from stitcher.loaders.decoding import decode_text, noted_repairs
 from stitcher.loaders.discovery import MAX_DEPTH
 from stitcher.loaders.sniff import head_is_text
@@ -28,13 +29,13 @@ def mixed_folder(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / "a.txt").write_text("Alpha is the first letter.", encoding="utf-8")
     (root / "b.md").write_text("# Beta\n\nBeta comes second.", encoding="utf-8")
-    (root / "c.rst").write_text("Gamma\n=====\n", encoding="utf-8")
+    (root / "c.xlsx").write_text("Gamma\n=====\n", encoding="utf-8")
     (root / "sub").mkdir()
-    (root / "sub" / "d.org").write_text("* Delta\n", encoding="utf-8")
+    (root / "sub" / "d.csv").write_text("* Delta\n", encoding="utf-8")
     (root / "README").write_text("Read me first: this folder holds letters.\n", encoding="utf-8")
     (root / "Makefile").write_text("all:\n\techo letters\n", encoding="utf-8")
     (root / "blob").write_bytes(PNG)
-    (root / ".hidden.rst").write_text("hidden", encoding="utf-8")
+    (root / ".hidden.xlsx").write_text("hidden", encoding="utf-8")
     (root / "a.txt.meta.json").write_text("{}", encoding="utf-8")
     return root
 
@@ -47,12 +48,12 @@ def test_every_file_is_loaded_or_skipped_with_its_reason(tmp_path: Path) -> None
     assert {s.path.name: (s.kind, s.reason) for s in found.skipped} == {
         "Makefile": ("without extension", "not a known document name"),
         "blob": ("without extension", "binary"),
-        "c.rst": (".rst", "not a supported type"),
-        "d.org": (".org", "not a supported type"),
+        "c.xlsx": (".xlsx", "not a supported type"),
+        "d.csv": (".csv", "not a supported type"),
     }
     # Hidden entries and sidecars are not inputs: neither loaded nor counted.
     assert describe_skipped(found.skipped) == (
-        "1 .org, 1 .rst (not a supported type), 1 without extension (binary), "
+        "1 .csv, 1 .xlsx (not a supported type), 1 without extension (binary), "
         "1 without extension (not a known document name)"
     )
     readme = next(f for f in found.files if f.path.name == "README")
@@ -63,21 +64,21 @@ def test_every_file_is_loaded_or_skipped_with_its_reason(tmp_path: Path) -> None
 def test_the_supported_set_is_the_readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader another module registers is loaded without a change here."""
     root = mixed_folder(tmp_path / "letters")
-    monkeypatch.setitem(formats_module.READERS, ".rst", formats_module.read_plain)
+    monkeypatch.setitem(readers_module.READERS, ".xlsx", formats_module.read_plain)
     found = discover([str(root)])
-    assert "letters/c.rst" in [f.doc_id for f in found.files]
-    assert ".rst" not in {s.kind for s in found.skipped}
+    assert "letters/c.xlsx" in [f.doc_id for f in found.files]
+    assert ".xlsx" not in {s.kind for s in found.skipped}
 
 
 def test_a_folder_of_nothing_loadable_is_one_error_naming_the_types(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     root.mkdir()
-    for name in ("a.rst", "b.rst", "c.org"):
+    for name in ("a.xlsx", "b.xlsx", "c.csv"):
         (root / name).write_text("text", encoding="utf-8")
     found = discover([str(root)])
     assert found.files == [] and len(found.skipped) == 3
     [error] = found.errors
-    assert str(error).startswith(f"{root}: none of its files can be loaded: 2 .rst, 1 .org")
+    assert str(error).startswith(f"{root}: none of its files can be loaded: 2 .xlsx, 1 .csv")
     # An empty folder is not an error (prune has its own guard for it).
     (tmp_path / "empty").mkdir()
     assert discover([str(tmp_path / "empty")]).errors == []

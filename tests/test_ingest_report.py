@@ -37,7 +37,7 @@ def test_a_mixed_folder_names_every_file(weaviate_server: Any, tmp_path: Path) -
     root = mixed_folder(tmp_path / "letters")
     name = _collection()
     skipped = (
-        "4 skipped: 1 .org, 1 .rst (not a supported type), 1 without extension (binary), "
+        "4 skipped: 1 .csv, 1 .xlsx (not a supported type), 1 without extension (binary), "
         "1 without extension (not a known document name)"
     )
 
@@ -53,8 +53,8 @@ def test_a_mixed_folder_names_every_file(weaviate_server: Any, tmp_path: Path) -
     assert sorted(line for line in lines[1:] if "would skip" in line) == [
         f"  would skip: {root}/Makefile (without extension: not a known document name)",
         f"  would skip: {root}/blob (without extension: binary)",
-        f"  would skip: {root}/c.rst (.rst: not a supported type)",
-        f"  would skip: {root}/sub/d.org (.org: not a supported type)",
+        f"  would skip: {root}/c.xlsx (.xlsx: not a supported type)",
+        f"  would skip: {root}/sub/d.csv (.csv: not a supported type)",
     ]
     assert len(lines) == 8
     # One notice line on stderr, for whoever reads --json on stdout.
@@ -76,20 +76,20 @@ def test_a_mixed_folder_names_every_file(weaviate_server: Any, tmp_path: Path) -
             "reason": "not a known document name",
         },
         {"file": f"{root}/blob", "type": "without extension", "reason": "binary"},
-        {"file": f"{root}/c.rst", "type": ".rst", "reason": "not a supported type"},
-        {"file": f"{root}/sub/d.org", "type": ".org", "reason": "not a supported type"},
+        {"file": f"{root}/c.xlsx", "type": ".xlsx", "reason": "not a supported type"},
+        {"file": f"{root}/sub/d.csv", "type": ".csv", "reason": "not a supported type"},
     ]
 
 
 def test_a_folder_of_only_unsupported_files_is_3(weaviate_server: Any, tmp_path: Path) -> None:
     root = tmp_path / "manuals"
     root.mkdir()
-    for file_name in ("intro.rst", "usage.rst", "plan.org"):
+    for file_name in ("intro.xlsx", "usage.xlsx", "plan.csv"):
         (root / file_name).write_text("Some text.\n", encoding="utf-8")
     done = run_stitcher("-q", "ingest", str(root), "-c", _collection())
     assert done.returncode == ExitStatus.UNREADABLE == 3, done.stderr
     error = assert_one_error_line(done.stderr)
-    assert error.startswith(f"error: {root}: none of its files can be loaded: 2 .rst, 1 .org")
+    assert error.startswith(f"error: {root}: none of its files can be loaded: 2 .xlsx, 1 .csv")
     assert "0 added" in done.stdout
 
 
@@ -115,7 +115,7 @@ def test_control_characters_in_file_names_are_escaped(weaviate_server: Any, tmp_
     broken = "red\x1b[31m.pdf"
     (root / forged).write_text("A file with a newline in its name.", encoding="utf-8")
     (root / broken).write_bytes(b"%PDF-1.4 not really")
-    (root / "tab\there.rst").write_text("Unsupported, with a tab.", encoding="utf-8")
+    (root / "tab\there.xlsx").write_text("Unsupported, with a tab.", encoding="utf-8")
 
     for args in ((), ("--dry-run",)):
         done = run_stitcher("ingest", str(root), "-c", _collection(), *args)
@@ -123,14 +123,14 @@ def test_control_characters_in_file_names_are_escaped(weaviate_server: Any, tmp_
         error = assert_one_error_line(done.stderr)
         assert "red\\x1b[31m.pdf" in error and "\x1b" not in done.stderr
         notices = [line for line in done.stderr.splitlines() if not line.startswith("error:")]
-        assert notices == ["1 skipped (not loaded): 1 .rst (not a supported type)"]
+        assert notices == ["1 skipped (not loaded): 1 .xlsx (not a supported type)"]
         known = ("would add: ", "would skip: ")
         for line in done.stdout.splitlines()[1:]:
             assert line.strip().startswith(known), done.stdout
         if args:
             assert "  would add: names/ok\\nerror: forged line.txt" in done.stdout
             assert (
-                f"  would skip: {root}/tab\\there.rst (.rst: not a supported type)" in done.stdout
+                f"  would skip: {root}/tab\\there.xlsx (.xlsx: not a supported type)" in done.stdout
             )
 
 

@@ -28,7 +28,7 @@ def test_quiet_cron_prints_only_changes_and_failures(weaviate_server: Any, tmp_p
     docs.mkdir()
     (docs / "rail.txt").write_text(EN, encoding="utf-8")
     (docs / "茶.txt").write_text(ZH, encoding="utf-8")
-    (docs / "notes.rst").write_text("Skipped, but no reason to mail.\n", encoding="utf-8")
+    (docs / "notes.xlsx").write_text("Skipped, but no reason to mail.\n", encoding="utf-8")
     collection = "QuietCron" + uuid.uuid4().hex[:8]
     command = (
         f"{shlex.quote(str(stitcher_script()))} -q ingest {shlex.quote(str(docs))} "

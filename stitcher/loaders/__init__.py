@@ -25,8 +25,8 @@ from stitcher.loaders.discovery import (
     discover,
     supported_extensions,
 )
-from stitcher.loaders.formats import READERS
 from stitcher.loaders.metadata import detect_lang, parse_date, read_sidecar, split_tags, unique
+from stitcher.loaders.readers import READERS
 from stitcher.models import Document
 
 __all__ = [
@@ -52,10 +52,12 @@ def load(
     Formats: .txt, .md/.markdown, .info, .html/.htm, .pdf, .docx (see `stitcher.loaders.formats`);
     .rst/.rest, .adoc/.asciidoc, .org (the source text with its markup, structure kept:
     `stitcher.loaders.rst`, `.asciidoc`, `.org`); man page sources .1-.9, .1p, .3p, .3pm, .man
-    (rendered by man or groff: `stitcher.loaders.troff`); and text without an extension read as
-    .txt (`SourceFile.read_as`). Encodings: see `stitcher.loaders.decoding.decode_text`;
-    hard-wrapped prose lines in .txt, .md, PDF pages, the markup formats and rendered man pages
-    are joined (rule in `stitcher.loaders.rewrap`).
+    (rendered by man or groff: `stitcher.loaders.troff`); .epub, .odt, .rtf, .eml and .mbox,
+    each in its own module (`stitcher.loaders.epub`, `odt`, `rtf`, `mail`, which say what their
+    text is; an .mbox is one document, its messages in order); and text without an extension
+    read as .txt (`SourceFile.read_as`). Encodings: see `stitcher.loaders.decoding.decode_text`;
+    hard-wrapped prose lines in .txt, .md, PDF pages, plain-text e-mail, the markup formats and
+    rendered man pages are joined (rule in `stitcher.loaders.rewrap`).
 
     Metadata keys, lowercase [a-z0-9_] names, values str/int/float/bool/datetime/list:
 
@@ -63,18 +65,23 @@ def load(
       sidecar wins over the file. ISO-date strings become datetimes.
     - title: front matter `title`, else the first "# heading" (Markdown), HTML <title>, PDF
       /Title, docx core title, the first reST section title, AsciiDoc "= Title", Org
-      #+TITLE (else first heading), man ".TH NAME SECTION" as "NAME(SECTION)"; else the file
-      name without its extension.
+      #+TITLE (else first heading), man ".TH NAME SECTION" as "NAME(SECTION)", EPUB dc:title,
+      ODT dc:title, RTF \\title, e-mail Subject (an mbox: the subject all its messages share);
+      else the file name without its extension.
     - date (timezone-aware; naive values are taken as UTC): front matter `date`, HTML meta
       article:published_time / date / dcterms.date, PDF /CreationDate, docx created, reST
-      :date:, AsciiDoc :revdate: or revision line, Org #+DATE, man .TH date; else the file's
-      modification time.
-    - author (reST :author:, AsciiDoc author line or :author:, Org #+AUTHOR), and every other
-      field of a reST document's top field list.
+      :date:, AsciiDoc :revdate: or revision line, Org #+DATE, man .TH date, EPUB dc:date, ODT
+      meta:creation-date, RTF \\creatim, e-mail Date (an mbox: its first message's); else the
+      file's modification time.
+    - author (reST :author:, AsciiDoc author line or :author:, Org #+AUTHOR, EPUB, ODT, RTF),
+      and every other field of a reST document's top field list; subject and description (ODT,
+      RTF), language as declared (EPUB, ODT); from, to, cc, message_id (.eml); messages, the
+      number of messages (.mbox).
     - tags: the document's tags (front matter list or comma-separated string, HTML/PDF/docx
       keywords, reST :tags:/:keywords:, AsciiDoc :keywords:, Org #+FILETAGS/#+KEYWORDS and
-      heading tags), then `extra_tags`, then, with `tags_from_dirs`, the directories between the
-      ingest root and the file; each tag once, in that order.
+      heading tags, EPUB dc:subject, ODT meta:keyword, RTF \\keywords), then `extra_tags`, then,
+      with `tags_from_dirs`, the directories between the ingest root and the file; each tag
+      once, in that order.
     - lang: "zh", "en" or "other" from the text's characters, unless given explicitly.
     - page_starts (PDF only): offset in `text` where each page begins.
 

@@ -15,8 +15,8 @@ from typing import IO
 
 from stitcher.errors import LoadError, setting
 from stitcher.loaders import sniff
-from stitcher.loaders.formats import READERS
 from stitcher.loaders.metadata import SIDECAR_SUFFIX
+from stitcher.loaders.readers import READERS
 
 #: File extensions that could be loaded when this module was imported (lowercase, with the
 #: dot); `supported_extensions()` is the live list.
