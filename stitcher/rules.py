@@ -1,9 +1,10 @@
 """The version of the text rules every stored chunk was made with.
 
 Offsets, `starts_sentence`/`ends_sentence` and the stored context of a chunk all depend on how a
-file was turned into text (decoding, hard-wrap joining: stitcher.loaders.rewrap) and where
-sentences end (stitcher.sentences). When either changes, chunks stored earlier describe a text
-this code would no longer produce. The version is part of every document version
+file was turned into text (decoding, hard-wrap joining: stitcher.loaders.rewrap), where
+sentences end (stitcher.sentences) and where the text is cut into chunks (stitcher.chunking).
+When any of them changes, chunks stored earlier describe a text this code would no longer
+produce. The version is part of every document version
 (`Document.doc_hash`) and stored on every chunk (`rules`), so the next `stitcher ingest` rebuilds
 each document stored under other rules instead of skipping it as unchanged — reusing the vectors
 of chunks whose text did not change.
@@ -28,5 +29,10 @@ LOADER_RULES = 4
 #: kept next to the rules themselves.
 SENTENCE_RULES = SENTENCE_RULES_VERSION
 
+#: Version of the chunking rules (stitcher.chunking), apart from the loaders' so that a change
+#: of chunk boundaries alone leaves the text a loader gives as it was.
+#: 2: a piece without a letter or digit (blank lines, lone markup) joins a neighbouring chunk.
+CHUNK_RULES = 2
+
 #: What stored chunks are compared against; one string so a stored value is self-describing.
-TEXT_RULES_VERSION = f"loader{LOADER_RULES}.sentences{SENTENCE_RULES}"
+TEXT_RULES_VERSION = f"loader{LOADER_RULES}.sentences{SENTENCE_RULES}.chunks{CHUNK_RULES}"
