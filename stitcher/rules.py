@@ -23,7 +23,9 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #:    lines with many widened gaps no longer taken for table rows.
 #: 4: PDF: a sentence cut by a page break reads on (one line break between the pages) and the
 #:    footnotes at the foot of that page move after it.
-LOADER_RULES = 4
+#: 5: tabs count as columns to 8-column tab stops (indents, gaps, widths) in the rewrap rules,
+#:    so tab-indented renderings (`man X | col -b`) rewrap as space-indented ones do.
+LOADER_RULES = 5
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
 #: kept next to the rules themselves.

@@ -369,3 +369,48 @@ def load_form(name: str, data: bytes) -> str:
 
 def rewrap_plain(data: bytes) -> str:
     return read_plain(data, "golden").text
+
+
+def indented(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line.strip() else line for line in text.split("\n"))
+
+
+@settings(deadline=None)
+@given(wrapped_documents(chinese=False), st.sampled_from(["\t", "\t  ", "\t\t"]))
+def test_tab_indented_paragraphs_rewrap_as_space_indented_ones(
+    case: tuple[str, list[str]], tabs: str
+) -> None:
+    """`man X | col -b` indents with tabs: they count to their 8-column stops, and stay."""
+    text, expected = case
+    spaces = tabs.expandtabs(8)
+    by_tabs = rewrap(indented(text, tabs)).split("\n")
+    by_spaces = rewrap(indented(text, spaces)).split("\n")
+    assert [line.expandtabs(8) for line in by_tabs] == by_spaces
+    # Nothing but the indent of continuation lines went away: every paragraph rejoined, its
+    # first line's tabs kept.
+    assert by_tabs == [tabs + e if e else e for e in "\n\n".join(expected).split("\n")]
+
+
+def test_col_b_man_page_with_tabs_inside_justified_lines() -> None:
+    # bash(1) through `col -b`: tabs indent every line and stand for widened gaps inside them.
+    paragraph = "\n".join(
+        [
+            "       break [n]",
+            "\t      Exit from within a for, while, until, or select loop.  If\t n  is",
+            "\t      specified, break n levels.  n must be ≥ 1.  If n is greater than",
+            "\t      the number of enclosing loops, all enclosing loops  are  exited.",
+            "\t      The  return  value is 0 unless n is not greater than or equal to",
+            "\t      1.",
+            "",
+        ]
+    )
+    table = "\t      Name\tValue\tMeaning\n\t      one\t1\tthe first\n\t      two\t2\tthe second"
+    page = paragraph * 3 + table  # enough lines to show the page's wrap column
+    out = rewrap(page).split("\n")
+    assert out[1] == (
+        "\t      Exit from within a for, while, until, or select loop. If n is specified, break n "
+        "levels. n must be ≥ 1. If n is greater than the number of enclosing loops, all "
+        "enclosing loops are exited. The return value is 0 unless n is not greater than or "
+        "equal to 1."
+    )
+    assert out[-3:] == page.split("\n")[-3:]  # a tab-separated table keeps its lines and tabs
