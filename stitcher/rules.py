@@ -24,7 +24,8 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #: 4: PDF: a sentence cut by a page break reads on (one line break between the pages) and the
 #:    footnotes at the foot of that page move after it.
 #: 5: tabs count as columns to 8-column tab stops (indents, gaps, widths) in the rewrap rules,
-#:    so tab-indented renderings (`man X | col -b`) rewrap as space-indented ones do.
+#:    so tab-indented renderings (`man X | col -b`) rewrap as space-indented ones do; PDF: a
+#:    full line broken between two Chinese characters is joined (rewrap.join_cjk_lines).
 LOADER_RULES = 5
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);

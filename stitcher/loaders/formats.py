@@ -13,7 +13,7 @@ from typing import Any
 from stitcher.errors import LoadError
 from stitcher.loaders.decoding import decode_text, normalise_newlines
 from stitcher.loaders.metadata import clean_mapping, parse_date
-from stitcher.loaders.rewrap import FENCE, display_width, rewrap
+from stitcher.loaders.rewrap import FENCE, display_width, join_cjk_lines, rewrap
 
 
 @dataclass
@@ -359,6 +359,7 @@ def pdf_pages_text(raw_pages: list[str]) -> tuple[str, list[int]]:
     for number, page in enumerate(pages):
         body_lines, notes = split_footnotes(_join_names_split_at_a_dot(page.strip().split("\n")))
         body = rewrap("\n".join(body_lines).strip(), vocabulary=vocabulary)
+        body = join_cjk_lines(body, body_lines)
         note_text = rewrap("\n".join(notes).strip(), vocabulary=vocabulary)
         if length:
             add("\n" if runs_on and body else "\n\n")

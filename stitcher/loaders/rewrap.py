@@ -711,3 +711,63 @@ def _settle_hyphens(joined: str, original: str) -> str:
             out[-1] = out[-1][:-1]
         out.append(piece)
     return "".join(out)
+
+
+# Chinese lines in PDF text ------------------------------------------------------------------
+
+# Han characters, and the CJK marks a sentence goes on after (clause marks, opening quotes and
+# brackets, the dash) at a line end; Han characters and opening marks at a line start.
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_READS_ON_END = re.compile(f"[{_HAN}，、（“‘《「『〔【—]$")
+_READS_ON_START = re.compile(f"[{_HAN}（“‘《「『〔【]")
+# A Chinese line that starts something: "一、", "（一）", "第三章 …".
+_CJK_HEADING_START = re.compile(
+    "[一二三四五六七八九十百]+、|[（(][一二三四五六七八九十\\d]{1,3}[)）]"
+    "|第[一二三四五六七八九十百千\\d]+[章节条部篇卷]"
+)
+#: A line shorter than this share of the page's widest line ends its paragraph (a heading,
+#: a label, the last line of a paragraph), whatever character it ends with.
+_CJK_FULL_LINE_SHARE = 0.7
+
+
+def join_cjk_lines(text: str, page_lines: list[str]) -> str:
+    """Join the line breaks `rewrap` left between two Chinese characters in PDF page text.
+
+    A PDF's lines are set in proportional fonts, so their character counts do not show a wrap
+    column and rewrap's evidence is weak for a Chinese paragraph; but a full line that ends
+    on a Han character (or a clause mark, an opening quote) before a line that starts with one
+    breaks a sentence: "…选择不同的⏎主目录" is "…选择不同的主目录". The joint is nothing, as
+    Chinese writes no spaces. Headings, labels and the last lines of paragraphs are not full
+    (narrower than 70% of the page's widest line in `page_lines`, the page as extracted), and
+    a line that starts a Chinese heading or list item ("一、", "（二）", "第三章") is not
+    joined to.
+
+    Args:
+        text: One page's text after `rewrap`.
+        page_lines: The page's lines as extracted, before rewrap: their widths set "full".
+
+    Returns:
+        `text` with those breaks removed; nothing else changes.
+    """
+    if "\n" not in text:
+        return text
+    full = _CJK_FULL_LINE_SHARE * max(
+        (display_width(line.strip()) for line in page_lines), default=0
+    )
+    lines = text.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        head = out[-1].rstrip()
+        body = line.lstrip()
+        if (
+            _READS_ON_END.search(head)
+            and _READS_ON_START.match(body)
+            and not _CJK_HEADING_START.match(body)
+            and display_width(head.strip()) >= full
+            and _indent_width(line[: len(line) - len(body)])
+            <= _indent_width(head[: len(head) - len(head.lstrip())])
+        ):
+            out[-1] = head + body
+        else:
+            out.append(line)
+    return "\n".join(out)
