@@ -420,7 +420,7 @@ def _build_html(
 
 TAB_MAN_PAGES = ("grep", "tar")
 TAB_MAN_HELD_OUT = ("find",)
-TAB_MAN_FORMS = (("mantabs", "en"), ("mantabs-heldout", "en"))
+TAB_MAN_FORMS = (("mantabs", "en"), ("mantabs_heldout", "en"))
 
 
 def render_man_col_b(name: str) -> str:
@@ -455,6 +455,6 @@ def _tab_man_builder(
 
 TAB_MAN_BUILDERS = {
     "mantabs": _tab_man_builder(TAB_MAN_PAGES),
-    "mantabs-heldout": _tab_man_builder(TAB_MAN_HELD_OUT),
+    "mantabs_heldout": _tab_man_builder(TAB_MAN_HELD_OUT),
 }
 FORMS = FORMS + TAB_MAN_FORMS
