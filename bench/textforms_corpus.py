@@ -167,6 +167,7 @@ def build_form(form: str, lang: str, cache: Path, budget: int, seed: int) -> Bui
         "html": _build_html,
         **EXTRA_BUILDERS,
         **{name: functools.partial(containers.build, name) for name, _ in containers.FORMS},
+        **TAB_MAN_BUILDERS,
     }
     out = cache / "forms" / form / lang
     if out.exists():
@@ -429,3 +430,52 @@ import textforms_markup  # noqa: E402  (it uses the helpers above)
 PACKAGES += textforms_markup.PACKAGES
 FORMS += textforms_markup.FORMS
 EXTRA_BUILDERS.update(textforms_markup.BUILDERS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 32 item 5: man pages as `man -P cat X | col -b` writes them. col (without -x) turns runs
+# of spaces into tabs, so these pages are indented, and their justified gaps widened, with tabs.
+# The rewrap and sentence rules for tabs were developed on bash(1), grep(1) and tar(1); find(1)
+# is held out and reported as a form of its own.
+# ---------------------------------------------------------------------------------------------
+
+TAB_MAN_PAGES = ("grep", "tar")
+TAB_MAN_HELD_OUT = ("find",)
+TAB_MAN_FORMS = (("mantabs", "en"), ("mantabs_heldout", "en"))
+
+
+def render_man_col_b(name: str) -> str:
+    """`man -P cat NAME | col -b` at 80 columns in a UTF-8 locale."""
+    env = {**os.environ, "MANWIDTH": "80", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    env.pop("MANPAGER", None)
+    page = subprocess.run(
+        ["man", "-P", "cat", name], env=env, capture_output=True, check=False, timeout=60
+    )
+    if page.returncode != 0 or not page.stdout.strip():
+        raise FormError(f"man {name} failed: {page.stderr.decode(errors='replace')[:200]}")
+    done = subprocess.run(
+        ["col", "-b"], input=page.stdout, env=env, capture_output=True, check=True, timeout=60
+    )
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+def _tab_man_builder(
+    names: tuple[str, ...],
+) -> Callable[[str, Path, Path, int, random.Random], tuple[list[str], str]]:
+    def build(
+        lang: str, root: Path, out: Path, budget: int, rng: random.Random
+    ) -> tuple[list[str], str]:
+        if not (shutil.which("man") and shutil.which("col")):
+            raise FormError("man or col is not installed")
+        for name in names:
+            (out / f"{name}.txt").write_text(render_man_col_b(name), encoding="utf-8")
+        return [f"man -P cat {name} | col -b" for name in names], "tab-indented (col -b)"
+
+    return build
+
+
+TAB_MAN_BUILDERS = {
+    "mantabs": _tab_man_builder(TAB_MAN_PAGES),
+    "mantabs_heldout": _tab_man_builder(TAB_MAN_HELD_OUT),
+}
+FORMS = FORMS + TAB_MAN_FORMS

@@ -11,6 +11,11 @@ brackets stay with their sentence), then clause punctuation, then spaces, then a
 It returns bare strings, so the offsets are recovered here by aligning each chunk right after
 its predecessor (see `_locate`), never by a global `text.find`.
 
+A piece holding no letter or digit — the whitespace between two paragraphs, a lone `*`, `#`,
+`|`, `-` or `>` left over from markup — carries nothing to embed or to show as a hit, so it is
+not a chunk of its own: it joins a neighbouring chunk (see `_absorb_residue`). A chunk can then
+be longer than the chunk size by such residue at its edges.
+
 Large texts are cut into windows of at most `_WINDOW_CHARS` characters at the best separator
 near the window's end, and each window is split on its own: a text without any separator would
 otherwise become one Python string per character inside the splitter.
@@ -89,17 +94,20 @@ def validate_chunk_settings(chunk_size: int, chunk_overlap: int) -> None:
 
 
 def split(text: str, chunk_size: int = 250, chunk_overlap: int = 50) -> list[Chunk]:
-    """Cut `text` into chunks of at most `chunk_size` characters that tile it without gaps.
+    """Cut `text` into chunks of about `chunk_size` characters that tile it without gaps.
 
-    Guarantees: `chunk.text == text[chunk.start:chunk.end]`; `len(chunk.text) <= chunk_size`;
-    chunks are in document order with `index` 0..n-1; the first starts at 0, the last ends at
-    `len(text)`; each chunk starts after the previous one starts and no later than it ends, the
-    shared part being at most `chunk_overlap` characters (0 where the splitter starts afresh,
-    e.g. after a piece too long for one chunk). The result depends only on the arguments.
+    Guarantees: `chunk.text == text[chunk.start:chunk.end]`; chunks are in document order with
+    `index` 0..n-1; the first starts at 0, the last ends at `len(text)`; each chunk starts
+    after the previous one starts and no later than it ends, the shared part being at most
+    `chunk_overlap` characters (0 where the splitter starts afresh, e.g. after a piece too long
+    for one chunk). Unless the text has no letter or digit at all,
+    every chunk holds one, and without the residue at its edges (whitespace, punctuation,
+    symbols) it is at most `chunk_size` characters long. The result depends only on the
+    arguments.
 
     Args:
         text: The whole document text.
-        chunk_size: Maximum characters per chunk.
+        chunk_size: Maximum characters per chunk, residue at its edges aside.
         chunk_overlap: Maximum characters shared by neighbouring chunks.
 
     Returns:
@@ -123,6 +131,11 @@ def split_spans(
     hundreds, and only one window of the splitter's strings is alive at a time.
     """
     validate_chunk_settings(chunk_size, chunk_overlap)
+    return _absorb_residue(text, _splitter_spans(text, chunk_size, chunk_overlap))
+
+
+def _splitter_spans(text: str, chunk_size: int, chunk_overlap: int) -> Iterator[tuple[int, int]]:
+    """The splitter's own chunks, residue-only ones included, one window at a time."""
     splitter = _splitter(chunk_size, chunk_overlap)
     window_chars = max(_WINDOW_CHARS, 8 * chunk_size)
     for window_start, window_end in _windows(text, window_chars):
@@ -136,6 +149,60 @@ def split_spans(
             spans = _character_spans(len(window), chunk_size, chunk_overlap)
         for start, end in spans:
             yield window_start + start, window_start + end
+
+
+# A letter or digit in any script: what makes a piece worth a chunk of its own.
+_CONTENT_RE = re.compile(r"[^\W_]")
+
+
+def _absorb_residue(text: str, spans: Iterator[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """`spans` with every piece lacking a letter or digit merged into a neighbouring chunk.
+
+    Dropping such a piece can open a gap between the chunks around it; the gap holds residue
+    only (every chunk between them was residue) and is shared out by `_residue_cut`. Leading
+    residue joins the first chunk with content, trailing residue the last. A text without any
+    content keeps the splitter's chunks: there is nothing for them to join.
+    """
+    held: list[tuple[int, int]] = []  # residue pieces before the first content chunk
+    previous: tuple[int, int] | None = None
+    for start, end in spans:
+        if not _CONTENT_RE.search(text, start, end):
+            if previous is None:
+                held.append((start, end))
+            continue
+        if previous is None:
+            start = 0
+        else:
+            previous_start, previous_end = previous
+            if previous_end < start:
+                cut = _residue_cut(text, previous_end, start)
+                previous_end, start = cut, cut
+            yield previous_start, previous_end
+        previous = (start, end)
+    if previous is None:
+        yield from held
+    else:
+        yield previous[0], len(text)
+
+
+def _residue_cut(text: str, lo: int, hi: int) -> int:
+    """Where the residue `text[lo:hi]` between two chunks is shared out: before it, the end of
+    the earlier chunk; from it, the start of the later one.
+
+    Whitespace trails the text before it, as separators do in the splitter. Markup residue goes
+    with the line it stands on: a `#`, `*` or `>` opening a line leads into the text after it,
+    while residue on the earlier chunk's last line (a closing mark) stays with that line.
+    """
+    first_mark = lo
+    while first_mark < hi and text[first_mark].isspace():
+        first_mark += 1
+    if first_mark == hi:
+        return hi
+    line_start = text.rfind("\n", 0, first_mark) + 1
+    if line_start >= lo:
+        return line_start
+    line_end = text.find("\n", first_mark, hi)
+    return hi if line_end < 0 else line_end + 1
 
 
 @functools.lru_cache(maxsize=8)

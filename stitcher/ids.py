@@ -115,6 +115,19 @@ def page_of(offset: int, page_starts: Sequence[int]) -> int:
     return max(1, bisect.bisect_right(page_starts, offset))
 
 
+#: Formats whose text is extracted from markup or a binary layout: a line of that text is no
+#: line a reader could find in the file, so their chunks get no "line".
+_EXTRACTED_SUFFIXES = frozenset(
+    {".html", ".htm", ".xhtml", ".pdf", ".docx", ".epub", ".odt", ".rtf"}
+)
+
+
+def has_lines(source: str) -> bool:
+    """Whether the lines of a document's text are lines of its file (a text format)."""
+    suffix = source.rsplit("/", 1)[-1].rpartition(".")[2].lower()
+    return "." + suffix not in _EXTRACTED_SUFFIXES
+
+
 #: Characters of surrounding text stored with every chunk: the default stitching bound plus
 #: the look-ahead stitching uses to see a terminator's closing quotes.
 CONTEXT_CHARS = DEFAULT_MAX_EXTEND + 64
@@ -162,7 +175,8 @@ def build_records(
 
     Each record's `parent_id` is the id of the chunk before it (None for the first), so a reader
     can walk a document backwards. Metadata is the document's, without the bulky "page_starts"
-    list but with "page": the 1-based page where the chunk starts, when page starts are known.
+    list but with "page": the 1-based page where the chunk starts, when page starts are known,
+    or else "line": the 1-based line of the text where the chunk starts, for text formats.
 
     Args:
         collection: Collection name in any accepted spelling.
@@ -185,6 +199,9 @@ def build_records(
     records = []
     span = indices if indices is not None else range(len(chunks))
     parent_id = chunk_uuid(canonical, doc.doc_id, doc_hash, span.start - 1) if span.start else None
+    # Lines are counted on from one chunk start to the next: one pass over the text per part.
+    counted_to, line = 0, 1
+    numbered = not page_starts and has_lines(doc.source)
     for index in span:
         chunk = chunks[index]
         record_id = chunk_uuid(canonical, doc.doc_id, doc_hash, index)
@@ -193,6 +210,10 @@ def build_records(
         context = _context(doc.text, chunks, index)
         if page_starts:
             metadata["page"] = page_of(chunk.start, page_starts)
+        elif numbered:
+            line += doc.text.count("\n", counted_to, chunk.start)
+            counted_to = chunk.start
+            metadata["line"] = line
         records.append(
             ChunkRecord(
                 id=record_id,

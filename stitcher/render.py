@@ -43,7 +43,7 @@ def search_results(console: Console, result: SearchResult, explain: bool = False
             subtitle += " · truncated"
         if explain and passage.explain is not None:
             subtitle += " · " + explain_line(passage)
-        title = Text(f"{rank}. {passage.source}  [{passage.start}:{passage.end}]")
+        title = Text(f"{rank}. {where(passage)}  [{passage.start}:{passage.end}]")
         console.print(Panel(body, title=title, title_align="left", subtitle=Text(subtitle)))
 
 
@@ -58,6 +58,16 @@ def _dated(passage: Passage) -> str:
     if isinstance(date, datetime):
         return "date " + date.isoformat(timespec="seconds")
     return f"date {date}"
+
+
+def where(passage: Passage) -> str:
+    """Where to find the passage again: "file:line" for text files, "file p. N" for PDFs."""
+    line, page = passage.metadata.get("line"), passage.metadata.get("page")
+    if isinstance(line, int) and not isinstance(line, bool):
+        return f"{passage.source}:{line}"
+    if isinstance(page, int) and not isinstance(page, bool):
+        return f"{passage.source} p. {page}"
+    return passage.source
 
 
 def explain_line(passage: Passage) -> str:

@@ -1,9 +1,10 @@
 """The version of the text rules every stored chunk was made with.
 
 Offsets, `starts_sentence`/`ends_sentence` and the stored context of a chunk all depend on how a
-file was turned into text (decoding, hard-wrap joining: stitcher.loaders.rewrap) and where
-sentences end (stitcher.sentences). When either changes, chunks stored earlier describe a text
-this code would no longer produce. The version is part of every document version
+file was turned into text (decoding, hard-wrap joining: stitcher.loaders.rewrap), where
+sentences end (stitcher.sentences) and where the text is cut into chunks (stitcher.chunking).
+When any of them changes, chunks stored earlier describe a text this code would no longer
+produce. The version is part of every document version
 (`Document.doc_hash`) and stored on every chunk (`rules`), so the next `stitcher ingest` rebuilds
 each document stored under other rules instead of skipping it as unchanged — reusing the vectors
 of chunks whose text did not change.
@@ -25,7 +26,10 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #:    footnotes at the foot of that page move after it.
 #: 5: a few bytes that are not UTF-8 in otherwise ASCII or UTF-8 text become U+FFFD instead of
 #:    making the whole file a legacy code page ("\xc3(" was cp1250 "Ă(").
-LOADER_RULES = 5
+#: 6: tabs count as columns to 8-column tab stops (indents, gaps, widths) in the rewrap rules,
+#:    so tab-indented renderings (`man X | col -b`) rewrap as space-indented ones do; PDF: a
+#:    full line broken between two Chinese characters is joined (rewrap.join_cjk_lines).
+LOADER_RULES = 6
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
 #: kept next to the rules themselves.
@@ -36,5 +40,12 @@ SENTENCE_RULES = SENTENCE_RULES_VERSION
 #: Version 1 was never written into the string, so stored values without a keywords part are 1.
 KEYWORD_RULES = KEYWORD_RULES_VERSION
 
+#: Version of the chunking rules (stitcher.chunking), apart from the loaders' so that a change
+#: of chunk boundaries alone leaves the text a loader gives as it was.
+#: 2: a piece without a letter or digit (blank lines, lone markup) joins a neighbouring chunk.
+CHUNK_RULES = 2
+
 #: What stored chunks are compared against; one string so a stored value is self-describing.
-TEXT_RULES_VERSION = f"loader{LOADER_RULES}.sentences{SENTENCE_RULES}.keywords{KEYWORD_RULES}"
+TEXT_RULES_VERSION = (
+    f"loader{LOADER_RULES}.sentences{SENTENCE_RULES}.chunks{CHUNK_RULES}.keywords{KEYWORD_RULES}"
+)

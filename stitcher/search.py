@@ -98,7 +98,7 @@ def passage_json(
         "end": passage.end,
         "truncated": passage.truncated,
     }
-    for key in ("title", "date", "page", "tags", "lang"):
+    for key in ("title", "date", "page", "line", "tags", "lang"):
         value = passage.metadata.get(key)
         if value is not None:
             out[key] = value.isoformat() if hasattr(value, "isoformat") else value

@@ -41,7 +41,8 @@ of these holds, checked in this order (`_break_is_hard`):
 * the next line is blank (a paragraph end), or nothing but whitespace follows up to the end;
 * the line before is a heading or structure: shorter than `SHORT_LINE` columns (CJK characters
   count 2: headings, labels, man page section names, the last line of a paragraph), a ``#``
-  heading, a table row (``|``, a tab, a column gap of 4+ spaces or two of 3), a line ending with
+  heading, a table row (``|``, a column gap of 4+ spaces or two of 3, tabs counted to their
+  8-column stops), a line ending with
   ``:`` or ``：`` (it introduces a list or a listing) or ending like code (``{ } \\``, or ``;``
   after a call ``f(x)`` or an assignment ``x = 1``);
 * the next line is structure: a list item (``- * + •``, ``1.`` ``1)`` ``a.`` ``一、`` ``（一）``),
@@ -141,7 +142,8 @@ _ENUMERATOR_LOOKBACK = 16  # longer than any _ENUMERATOR_RE match
 #: next line indented one column deeper (a stray leading space in a man page) is not indented;
 #: 5: a line's indentation is known up to 200 characters back (was 90), and a next line indented
 #: to the text after the line's first word continues a tag paragraph.
-SENTENCE_RULES_VERSION = 5
+#: 6: a tab inside a line is the spaces to its tab stop, not a column gap by itself.
+SENTENCE_RULES_VERSION = 6
 
 #: A line before a break narrower than this (in columns, CJK characters count 2) is a heading,
 #: a label or the last line of a paragraph, not a wrapped line: the break ends a sentence.
@@ -168,7 +170,7 @@ _LINE_INDENT_RE = re.compile(r"[^\S\n]*")
 _WIDE_RUN_RE = re.compile(
     "[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]+"
 )
-_COLUMN_GAP_RE = re.compile(r"\t|\S {4,}\S|\S {3}\S.*\S {3}\S")
+_COLUMN_GAP_RE = re.compile(r"\S {4,}\S|\S {3}\S.*\S {3}\S")
 _LIST_MARKER_RE = re.compile(
     r"(?:[-*+\u2022\u00b7\u2023\u25aa\u25e6]|\d{1,3}(?:\.\d{1,3})*[.)]|[A-Za-z][.)]"
     r"|\([A-Za-z\d]{1,3}\))[ \t]+"
@@ -270,8 +272,15 @@ def _indent_width(indent: str) -> int:
     return width
 
 
-def _has_column_gap(line: str) -> bool:
-    return ("\t" in line or "   " in line) and _COLUMN_GAP_RE.search(line) is not None
+def _has_column_gap(line: str, column: int = 0) -> bool:
+    """Whether the line, starting at `column`, has a gap that separates columns.
+
+    Tabs count as the spaces up to the next tab stop: `man X | col -b` writes the widened gaps
+    of justified text as tabs, which must read as they would in a space-rendered page.
+    """
+    if "\t" in line:
+        line = (" " * column + line).expandtabs(_TAB_WIDTH)[column:]
+    return "   " in line and _COLUMN_GAP_RE.search(line) is not None
 
 
 def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: bool) -> bool:
@@ -316,7 +325,7 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
         tag_column = indent_before + _display_width(tag.group()) if tag else None
     else:
         content = text[q - LINE_LOOKBACK : q]
-    if "|" in content or content[-1] in ":：" or _has_column_gap(content):
+    if "|" in content or content[-1] in ":：" or _has_column_gap(content, indent_before):
         return True
     if content[-1] in "{}\\;" and _CODE_END_RE.search(content):
         return True
@@ -329,9 +338,9 @@ def _break_is_hard(text: str, q: int, nl: int, at_doc_start: bool, at_doc_end: b
             return False  # the next line runs past the window
         line_end = min(limit, n)
     head = text[head_start:line_end]
-    if _STRUCTURE_START_RE.match(head) or "|" in head or _has_column_gap(head):
-        return True
     indent_after = _indent_width(text[nl + 1 : head_start])
+    if _STRUCTURE_START_RE.match(head) or "|" in head or _has_column_gap(head, indent_after):
+        return True
     if line_start is None:
         if indent_after > 0:
             return True

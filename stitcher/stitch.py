@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from stitcher.errors import UsageError
 from stitcher.ids import chunk_uuid
@@ -567,13 +567,26 @@ def to_passages(scored: Iterable[Scored[Hit]], limit: int) -> list[Passage]:
                 end=merged.span.end,
                 truncated=merged.span.truncated,
                 explain=best.explain,
-                metadata=dict(r.metadata),
+                metadata=_passage_metadata(r, merged.span.start, merged.span.text),
                 hit_spans=merged.span.hit_spans,
             )
         )
         if len(passages) == limit:
             break
     return passages
+
+
+def _passage_metadata(r: ChunkRecord, start: int, text: str) -> dict[str, Any]:
+    """The hit's metadata, its "line" moved from where the chunk starts to where the passage
+    starts: the line breaks between the two are in the chunk's or the passage's text."""
+    metadata = dict(r.metadata)
+    line = metadata.get("line")
+    if isinstance(line, int) and not isinstance(line, bool):
+        if start >= r.start:
+            metadata["line"] = line + r.text.count("\n", 0, start - r.start)
+        else:
+            metadata["line"] = line - text.count("\n", 0, r.start - start)
+    return metadata
 
 
 def raw_passage(hit: Hit) -> Passage:

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import itertools
+import re
 from itertools import pairwise
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stitcher import chunking
@@ -48,6 +50,17 @@ sizes = st.integers(20, 300).flatmap(
 )
 
 
+# Written apart from the module's own rule: a letter or digit of any script is content, all
+# else (whitespace, punctuation, symbols, the underscore) is residue.
+def has_content(text: str) -> bool:
+    return any(character.isalnum() for character in text)
+
+
+def core(text: str) -> str:
+    """The chunk without the residue at its edges."""
+    return re.sub(r"^[\W_]+|[\W_]+$", "", text)
+
+
 def assert_tiles(text: str, chunks: list[Chunk], size: int, overlap: int) -> None:
     if not text:
         assert chunks == []
@@ -57,7 +70,12 @@ def assert_tiles(text: str, chunks: list[Chunk], size: int, overlap: int) -> Non
     for i, chunk in enumerate(chunks):
         assert chunk.index == i
         assert chunk.text == text[chunk.start : chunk.end]
-        assert 0 < len(chunk.text) <= size
+        assert len(chunk.text) > 0
+        assert len(core(chunk.text)) <= size
+        if has_content(text):
+            assert has_content(chunk.text), f"chunk {i} carries no text: {chunk.text!r}"
+        else:
+            assert len(chunk.text) <= size
     for before, after in pairwise(chunks):
         assert before.start < after.start
         assert before.end < after.end
@@ -198,4 +216,75 @@ def test_fast_path_matches_the_splitter(text: str, size_overlap: tuple[int, int]
     # Text without any separator skips the splitter; the result must be what it would give.
     size, overlap = size_overlap
     expected = chunking._splitter(size, overlap).split_text(text)
-    assert [c.text for c in split(text, size, overlap)] == expected
+    spans = chunking._splitter_spans(text, size, overlap)
+    assert [text[start:end] for start, end in spans] == expected
+
+
+RESIDUE = [
+    "\n",
+    "\n\n",
+    "\n \n\n",
+    "* ",
+    "# ",
+    "## ",
+    "| ",
+    " |",
+    "- ",
+    "> ",
+    "---\n",
+    "|---|---|\n",
+]
+WORDS = ["Word", "一句话。", "The end. ", "x", "42", "Ünïcode"]
+marked_up = st.lists(st.sampled_from(RESIDUE + WORDS), min_size=1, max_size=120).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(marked_up, sizes)
+@example("\n\nWord\n\n* \n\nx", (20, 0))
+@example("# Title\n\n" + "The end. " * 10 + "\n\n" + "> quote " * 5, (20, 5))
+@example("a" + "=" * 1000 + "b", (250, 50))  # residue longer than a chunk joins both sides
+def test_every_chunk_carries_text(text: str, size_overlap: tuple[int, int]) -> None:
+    size, overlap = size_overlap
+    chunks = split(text, size, overlap)
+    assert_tiles(text, chunks, size, overlap)
+
+
+def test_blank_lines_between_paragraphs_join_the_paragraph_before() -> None:
+    # The splitter alone gives the second "\n" of the paragraph break a chunk of its own.
+    text = (
+        "The first paragraph has a few sentences. It goes on a little. And it ends here.\n\n"
+        "The second paragraph is short.\n\nThird one."
+    )
+    raw = [text[start:end] for start, end in chunking._splitter_spans(text, 60, 10)]
+    assert "\n" in raw
+    assert [c.text for c in split(text, 60, 10)] == [
+        "The first paragraph has a few sentences. ",
+        "It goes on a little. And it ends here.\n\n",
+        "The second paragraph is short.\n\nThird one.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces", "expected"),
+    [
+        # Markup opening a line leads into the text after it; the blank line before it trails.
+        ("Intro.\n\n# Heading", ["Intro.\n", "\n# ", "Heading"], ["Intro.\n\n", "# Heading"]),
+        ("Intro.\n* item", ["Intro.\n", "* ", "item"], ["Intro.\n", "* item"]),
+        # Residue on the earlier chunk's own line stays with it, up to the line break.
+        ("word *\n> next", ["word", " *\n> ", "next"], ["word *\n", "> next"]),
+        # Leading and trailing residue join the first and the last chunk with text.
+        ("\n\n| a |\n", ["\n\n| ", "a", " |\n"], ["\n\n| a |\n"]),
+    ],
+)
+def test_residue_is_shared_out_by_line(text: str, pieces: list[str], expected: list[str]) -> None:
+    assert "".join(pieces) == text
+    ends = list(itertools.accumulate(len(piece) for piece in pieces))
+    spans = zip([0, *ends[:-1]], ends, strict=True)
+    assert [text[s:e] for s, e in chunking._absorb_residue(text, iter(spans))] == expected
+
+
+def test_text_without_letters_keeps_the_splitters_chunks() -> None:
+    text = "---\n\n" * 40
+    chunks = split(text, 20, 0)
+    assert_tiles(text, chunks, 20, 0)
+    assert len(chunks) > 1

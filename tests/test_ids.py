@@ -163,3 +163,28 @@ def test_records_metadata_are_independent_copies() -> None:
     records[0].metadata["extra"] = 1
     assert "extra" not in records[1].metadata
     assert "extra" not in doc.metadata
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+def test_line_is_where_the_chunk_starts_in_text_files(parts: int) -> None:
+    text = "".join(f"Line number {n} of the notes.\n" for n in range(1, 80))
+    doc = Document(doc_id="notes.txt", source="docs/notes.txt", text=text, metadata={})
+    chunks = split(text)
+    step = -(-len(chunks) // parts)  # a large document's records are built part by part
+    records = [
+        record
+        for first in range(0, len(chunks), step)
+        for record in build_records(
+            "Docs", doc, chunks, indices=range(first, min(first + step, len(chunks)))
+        )
+    ]
+    assert len(records) == len(chunks) > 3
+    for record in records:
+        assert record.metadata["line"] == text.count("\n", 0, record.start) + 1
+
+
+def test_no_line_for_extracted_formats() -> None:
+    for source in ("docs/manual.pdf", "docs/page.HTML", "docs/letter.docx"):
+        doc = Document(doc_id=source, source=source, text="text.\nmore.\n", metadata={})
+        (record,) = build_records("Docs", doc, split(doc.text))
+        assert "line" not in record.metadata

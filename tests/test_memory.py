@@ -169,7 +169,7 @@ def test_peak_memory_grows_with_the_text_not_with_chunks_times_vectors(tmp_path:
     base = _measure_in_subprocess(small)
     big = _measure_in_subprocess(large)
     assert base["exit_code"] == big["exit_code"] == 0
-    assert big["chunks"] > 80_000  # really ~100k chunks went through the pipeline
+    assert big["chunks"] > 60_000  # really ~75k chunks went through the pipeline
     growth = big["peak_mb"] - base["peak_mb"]
     # Python float lists for every vector would be ~1.2 GB here; a ChunkRecord (with its
     # context) per chunk ~200 MB. Text, its bytes and decoding copies: a few times 20 MB.

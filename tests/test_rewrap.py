@@ -22,7 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stitcher.loaders.formats import pdf_pages_text, read_info, read_markdown, read_plain
-from stitcher.loaders.rewrap import display_width, rewrap
+from stitcher.loaders.rewrap import display_width, join_cjk_lines, rewrap
 
 GOLDEN = Path(__file__).parent / "golden_forms"
 
@@ -369,3 +369,105 @@ def load_form(name: str, data: bytes) -> str:
 
 def rewrap_plain(data: bytes) -> str:
     return read_plain(data, "golden").text
+
+
+def indented(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line.strip() else line for line in text.split("\n"))
+
+
+@settings(deadline=None)
+@given(wrapped_documents(chinese=False), st.sampled_from(["\t", "\t  ", "\t\t"]))
+def test_tab_indented_paragraphs_rewrap_as_space_indented_ones(
+    case: tuple[str, list[str]], tabs: str
+) -> None:
+    """`man X | col -b` indents with tabs: they count to their 8-column stops, and stay."""
+    text, expected = case
+    spaces = tabs.expandtabs(8)
+    by_tabs = rewrap(indented(text, tabs)).split("\n")
+    by_spaces = rewrap(indented(text, spaces)).split("\n")
+    assert [line.expandtabs(8) for line in by_tabs] == by_spaces
+    # Nothing but the indent of continuation lines went away: every paragraph rejoined, its
+    # first line's tabs kept.
+    assert by_tabs == [tabs + e if e else e for e in "\n\n".join(expected).split("\n")]
+
+
+def test_col_b_man_page_with_tabs_inside_justified_lines() -> None:
+    # bash(1) through `col -b`: tabs indent every line and stand for widened gaps inside them.
+    paragraph = "\n".join(
+        [
+            "       break [n]",
+            "\t      Exit from within a for, while, until, or select loop.  If\t n  is",
+            "\t      specified, break n levels.  n must be ≥ 1.  If n is greater than",
+            "\t      the number of enclosing loops, all enclosing loops  are  exited.",
+            "\t      The  return  value is 0 unless n is not greater than or equal to",
+            "\t      1.",
+            "",
+        ]
+    )
+    table = "\t      Name\tValue\tMeaning\n\t      one\t1\tthe first\n\t      two\t2\tthe second"
+    page = paragraph * 3 + table  # enough lines to show the page's wrap column
+    out = rewrap(page).split("\n")
+    assert out[1] == (
+        "\t      Exit from within a for, while, until, or select loop. If n is specified, break n "
+        "levels. n must be ≥ 1. If n is greater than the number of enclosing loops, all "
+        "enclosing loops are exited. The return value is 0 unless n is not greater than or "
+        "equal to 1."
+    )
+    assert out[-3:] == page.split("\n")[-3:]  # a tab-separated table keeps its lines and tabs
+
+
+# Lines of a Chinese PDF page as PDFium extracts them (maint-guide.zh-cn): the widths of
+# proportional glyphs show no wrap column.
+CHINESE_PDF_PAGE = [
+    "3.4 不同的库名称",
+    "还有另外一个常见的问题：不同平台之间的库名称常常因平台而异。这个变量根据不同的用户选择不同的",
+    "主目录，你也应该知",
+    "道这一点。如果你的程序由于 foo 库不存在，而 Debian 系统中的 foo2 库提供了其等效，那么你可以修",
+    "复这个构建问题。",
+    "一、第一项",
+    "第二章 构建软件包",
+    "缺省为空。",
+]
+
+
+def test_chinese_pdf_lines_broken_inside_a_sentence_are_joined() -> None:
+    text, _starts = pdf_pages_text(["\n".join(CHINESE_PDF_PAGE)])
+    assert text.split("\n") == [
+        "3.4 不同的库名称",  # a heading stays a line of its own
+        "还有另外一个常见的问题：不同平台之间的库名称常常因平台而异。这个变量根据不同的用户选择不同的"
+        "主目录，你也应该知道这一点。如果你的程序由于 foo 库不存在，而 Debian 系统中的 foo2 "
+        "库提供了其等效，那么你可以修复这个构建问题。",
+        "一、第一项",  # a list item and a chapter title start their own lines
+        "第二章 构建软件包",
+        "缺省为空。",
+    ]
+
+
+def test_join_cjk_lines_keeps_short_lines_and_sentence_ends() -> None:
+    page = [
+        "这是一个很长的句子的第一行，它一直写到页面的右边距为",
+        "止。",
+        "标题",
+        "正文从这里开始。",
+    ]
+    # "为" before a break in a full line reads on; "止。" ends its sentence; "标题" is short.
+    assert (
+        join_cjk_lines("\n".join(page), page)
+        == "这是一个很长的句子的第一行，它一直写到页面的右边距为止。\n标题\n正文从这里开始。"
+    )
+    # Text without a Chinese character on both sides of a break is left alone.
+    latin = ["A line of English text that runs to the right margin of the page", "and on."]
+    assert join_cjk_lines("\n".join(latin), latin) == "\n".join(latin)
+
+
+@settings(deadline=None)
+@given(
+    st.lists(st.text(alphabet="中文字，。、 ab\t（）一第章", min_size=1, max_size=40), max_size=12)
+)
+@example([" 、", " 一"])  # the indent of the line joined on goes, as in rewrap
+def test_join_cjk_lines_only_removes_whitespace(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    joined = join_cjk_lines(text, lines)
+    assert re.sub(r"\s", "", joined) == re.sub(r"\s", "", text)
+    assert joined.count("\n") <= text.count("\n")
+    assert join_cjk_lines(joined, lines) == joined  # nothing left to join

@@ -28,7 +28,11 @@ store = both_stores("Rules")
 
 
 def old_records(
-    store: Any, root: Path, monkeypatch: pytest.MonkeyPatch, stamp: str | None
+    store: Any,
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stamp: str | None,
+    size_overlap: tuple[int, int] = (250, 50),
 ) -> list[ChunkRecord]:
     """Records as an older stitcher wrote them: their version hashed under other rules, and
     `rules` stored as `stamp` (None: written before the property existed)."""
@@ -37,7 +41,7 @@ def old_records(
         records = []
         for src in discover([str(root)]).files:
             doc = load(src)
-            records += build_records(store.name, doc, split(doc.text))
+            records += build_records(store.name, doc, split(doc.text, *size_overlap))
     return [dataclasses.replace(r, rules=stamp) for r in records]
 
 
@@ -110,3 +114,31 @@ def test_a_collection_without_the_rules_property_is_upgraded(
     finally:
         store.forget_sources()
         weaviate_client.collections.delete(name)
+
+
+def test_new_chunk_boundaries_rebuild_reusing_the_vectors_of_unchanged_chunks(
+    store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks stored before blank pieces joined their neighbours (chunk rules 1): the chunks
+    whose text did not change keep their vectors, only the joined ones are embedded."""
+    from stitcher import chunking
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    paragraph = "The first paragraph has a few sentences. It goes on a little. And it ends here."
+    (root / "a.txt").write_text("\n\n".join([paragraph] * 12), encoding="utf-8")
+    store.create(dataclasses.replace(SETTINGS, chunk_size=60, chunk_overlap=10))
+    with monkeypatch.context() as patch:
+        patch.setattr(chunking, "_absorb_residue", lambda text, spans: spans)
+        records = old_records(store, root, monkeypatch, OLD_RULES, (60, 10))
+    assert any(not r.text.strip() for r in records)  # the old rules stored blank chunks
+    write_old(store, records)
+
+    summary = run(store, root, chunk_size=60, chunk_overlap=10)
+    assert summary.rebuilt == ["docs/a.txt"]
+    new_texts = [c.text for c in split((root / "a.txt").read_text(encoding="utf-8"), 60, 10)]
+    kept = [text for text in new_texts if text in {r.text for r in records}]
+    assert 0 < len(kept) < len(new_texts)
+    assert summary.reused_vectors == len(kept)
+    assert summary.embedded == len(new_texts) - len(kept)
+    assert store.count() == len(new_texts)

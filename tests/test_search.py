@@ -59,14 +59,14 @@ def loaded(store: Any, tmp_path: Path) -> tuple[Any, FakeEmbedder, Path]:
     return store, embedder, root
 
 
-def sample_records(name: str) -> tuple[Any, list[Any]]:
+def sample_records(name: str, chunk_size: int = 250, overlap: int = 50) -> tuple[Any, list[Any]]:
     """A sample file as ingest loads it, and its chunk records (collection "T")."""
     from stitcher.chunking import split
     from stitcher.ids import build_records
     from stitcher.loaders import discover, load
 
     doc = load(discover([str(SAMPLES / name)]).files[0])
-    return doc, build_records("T", doc, split(doc.text))
+    return doc, build_records("T", doc, split(doc.text, chunk_size, overlap))
 
 
 def loaded_text(path: Path) -> str:
@@ -171,7 +171,8 @@ def test_ingest_time_sentence_flags_change_no_passage(name: str) -> None:
 
     from stitcher.stitch import needed_window, stitch
 
-    _doc, records = sample_records(name)
+    # Chunks smaller than most paragraphs: some are whole sentences, some are not.
+    _doc, records = sample_records(name, 40, 10)
     assert any(r.starts_sentence and r.ends_sentence for r in records)
     assert not all(r.starts_sentence and r.ends_sentence for r in records)
     for hit in records:

@@ -233,9 +233,11 @@ _REF_STRUCTURE = re.compile(
 )
 
 
-def is_table_like(text: str) -> bool:
+def is_table_like(text: str, column: int) -> bool:
+    """Table-like text starting at `column`: tabs are the spaces up to their 8-column stop."""
+    text = (" " * column + text).expandtabs(8)[column:]
     gaps = re.findall(r"(?<=\S)( {3,})(?=\S)", text)
-    return "|" in text or "\t" in text or any(len(g) >= 4 for g in gaps) or len(gaps) >= 2
+    return "|" in text or any(len(g) >= 4 for g in gaps) or len(gaps) >= 2
 
 
 def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
@@ -250,6 +252,7 @@ def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
     known = len(line) <= LINE_LOOKBACK
     in_list = False
     tag_column = None
+    indent_before = 0
     if known:
         body = line.lstrip()
         indent_before = indent_columns(line[: len(line) - len(body)])
@@ -260,14 +263,14 @@ def reference_break_is_hard(doc: str, q: int, nl: int) -> bool:
         tag_column = indent_before + columns(tag.group()) if tag else None
     else:
         body = line[-LINE_LOOKBACK:]
-    if is_table_like(body) or body.endswith((":", "：", "{", "}", "\\")):
+    if is_table_like(body, indent_before) or body.endswith((":", "：", "{", "}", "\\")):
         return True
     if body.endswith(";") and re.search(r"\w\(.*\)|\S\s*=\s*\w", body[:-1]):
         return True  # code: a call or an assignment
     head = next_line.lstrip()[:NEXT_LINE_LOOKAHEAD]
-    if _REF_STRUCTURE.match(head) or is_table_like(head):
-        return True
     after = indent_columns(indent_after)
+    if _REF_STRUCTURE.match(head) or is_table_like(head, after):
+        return True
     if known:
         # One column deeper is a stray space; a list item or a tag paragraph hangs its lines.
         deeper = after > indent_before + 1 and not in_list and after != tag_column
@@ -346,6 +349,8 @@ documents = st.lists(pieces, max_size=40).map("".join)
 @example("He asked “Why?” Then left.")  # a capital after the quote: an end
 @example("的……alpha。etc. the etc.\nthe")  # ellipsis before Latin; "etc." reads on or not
 @example("the quick brown fox jumps over the lazy dog and\n then")  # one column deeper
+@example("the quick brown fox jumps over the lazy dog\nthen\t")  # a tab is its spaces, no gap
+@example("the quick brown fox jumps over the lazy dog.  If\t n  is\nthen")  # col -b's gap
 def test_ends_match_the_reference(doc: str) -> None:
     assert sentence_ends(doc, at_doc_start=True, at_doc_end=True) == reference_ends(doc)
 
@@ -652,3 +657,24 @@ def test_wrapped_prose_ends_sentences_only_after_terminators(doc: str) -> None:
         rest = doc[q:].lstrip(" \t")
         if rest.startswith("\n") and rest[1:].lstrip(" \t\u3000")[:1] not in ("", "\n"):
             assert doc[q - 1] in ".。", (q, doc[max(0, q - 30) : q + 30])
+
+
+@pytest.mark.parametrize("gap", ["\t ", " \t", "\t", "\t\t"])
+def test_a_tab_inside_a_line_counts_as_the_spaces_to_its_stop(gap: str) -> None:
+    # `man bash | col -b` writes a justified line's widened gaps as tabs: the sentences must be
+    # those of the same page rendered with spaces.
+    line = "\t      Exit from within a for, while, until, or select loop.  If" + gap + "n  is"
+    text = line + "\n\t      specified, break n levels and more words follow here.\n"
+    by_tabs, by_spaces = sentences(text), sentences(text.expandtabs(8))
+    assert [s.split()[:2] for s in by_tabs] == [s.split()[:2] for s in by_spaces]
+
+
+def test_a_sentence_reads_on_over_a_line_with_a_tab_in_a_narrow_gap() -> None:
+    line = "\t      Exit from within a for, while, until, or select loop.  If\t n  is"
+    text = line + "\n\t      specified, break n levels and more words follow here.\n"
+    assert sentences(text)[-1].startswith("If") and sentences(text)[-1].endswith("here.")
+
+
+def test_a_tab_separated_table_row_still_ends_its_line() -> None:
+    text = "Name\tValue\tMeaning of the value in words here\none\t1\tthe first of them all\n"
+    assert len(sentences(text)) == 2

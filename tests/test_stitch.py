@@ -6,6 +6,7 @@ tests only depend on the chunk contract: `text == doc[start:end]`, overlaps, no 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from collections.abc import Sequence
@@ -639,3 +640,17 @@ def test_structure_still_ends_at_line_breaks(doc: str, needle: str, expected: st
     at = doc.index(needle)
     span = stitch(make_hit(doc, at, at + len(needle)), chunk(doc, 250, 50))
     assert span.text == expected and not span.truncated
+
+
+def test_a_passage_line_is_where_the_passage_starts() -> None:
+    from stitcher.stitch import _passage_metadata
+
+    text = "zero\none\ntwo. Three\nfour\nfive\n"
+    hit_start = text.index("Three")
+    record = dataclasses.replace(make_hit(text, hit_start, len(text)), metadata={"line": 3})
+    # The passage reaches back before the hit chunk ...
+    assert _passage_metadata(record, 0, text)["line"] == 1
+    assert _passage_metadata(record, text.index("one"), text[text.index("one") :])["line"] == 2
+    # ... or starts inside it.
+    assert _passage_metadata(record, text.index("four"), "four\nfive\n")["line"] == 4
+    assert "line" not in _passage_metadata(make_hit(text, 0, 4), 0, text)

@@ -15,7 +15,7 @@ from stitcher.loaders.asciidoc import read_asciidoc
 from stitcher.loaders.decoding import decode_text, normalise_newlines
 from stitcher.loaders.metadata import clean_mapping, parse_date
 from stitcher.loaders.org import read_org
-from stitcher.loaders.rewrap import FENCE, display_width, rewrap
+from stitcher.loaders.rewrap import FENCE, display_width, join_cjk_lines, rewrap
 from stitcher.loaders.rst import read_rst
 from stitcher.loaders.troff import TROFF_SUFFIXES, read_troff
 
@@ -366,6 +366,7 @@ def pdf_pages_text(raw_pages: list[str]) -> tuple[str, list[int]]:
     for number, page in enumerate(pages):
         body_lines, notes = split_footnotes(_join_names_split_at_a_dot(page.strip().split("\n")))
         body = rewrap("\n".join(body_lines).strip(), vocabulary=vocabulary)
+        body = join_cjk_lines(body, body_lines)
         note_text = rewrap("\n".join(notes).strip(), vocabulary=vocabulary)
         if length:
             add("\n" if runs_on and body else "\n\n")

@@ -12,7 +12,7 @@ set aside, the quoted text is treated like any other block, and each output line
 prefix of its first line. A block is then cut into *runs*, candidate paragraphs, at:
 
 - structure lines, never joined to anything: Markdown headings, table rows ("|", box-drawing
-  ruling, tabs), rules and heading underlines (and the heading line above an underline), HTML
+  ruling), rules and heading underlines (and the heading line above an underline), HTML
   tag lines, reST directives, GNU info node headers and menu lines;
 - item starts: bullets, "1." / "1.2." / "(a)" / "a)" numbers, "一、" / "（一）", man/info option
   tags ("-a, --all" followed by two spaces or the line end);
@@ -21,6 +21,11 @@ prefix of its first line. A block is then cut into *runs*, candidate paragraphs,
   "\\u3000\\u3000"), or, after an item start, the column where the item's text begins (a
   hanging indent). A deeper line after an ordinary first line starts a new run (a program
   listing, a nested block, a new indented paragraph).
+
+Tabs. Every measure (indents, widths, gaps, columns) is taken with tabs expanded to stops every
+8 columns, as a terminal shows them, so `man X | col -b` (which writes runs of spaces as tabs)
+rewraps as the space-indented rendering does; lines given back unjoined keep their tabs, and a
+joined line keeps its first line's indent as it stands.
 
 Evidence. The document's wrap column W is the width that explains the most line breaks as
 the work of a greedy wrapper (the next word would not have fitted); it is trusted when it is
@@ -31,7 +36,8 @@ paragraphs are long lines, so a second rewrap changes nothing. A run of 3+ lines
 own column: the widest of its non-last lines, when those are within 25% of each other, 40+
 columns and not far below a trusted W. A run is left alone when it looks like code (a "$ ",
 "# ", "% " or ">>> " prompt; braces, a trailing backslash or ");"; numbered listing lines;
-fewer than 55% of its tokens are words; a tab), or like columns (space runs inside lines that
+fewer than 55% of its tokens are words; a tab inside the text, unless W is trusted), or like
+columns (space runs inside lines that
 fall at the same place on consecutive lines, or in lines that do not reach W: justified text
 widens gaps only in full lines; two spaces after a sentence end do not count), or like verse (3+
 lines, every continuation line starts with a capital letter, and not every line is full — or
@@ -68,6 +74,7 @@ otherwise; trailing spaces of A are dropped. Nothing else in the text changes: o
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterable
@@ -78,6 +85,9 @@ _QUOTE = re.compile(r"^ {0,3}>(?: ?>)* ?")
 _TERMINATED = re.compile(r"[.!?…。！？:;：；][\"'”’」』)）\]】》*_]*$")
 _SENTENCE_END_GAP = re.compile(r"[.!?:;)\"'”’][ ]{2,}")
 _SPACE_RUN = re.compile(r"(?<=\S) {2,}(?=\S)")
+# A gap a justifying renderer widened: 2+ spaces, or any whitespace run holding a tab.
+_GAP_RUN = re.compile(r"(?<=\S)(?: {2,}|[ ]*\t[ \t]*)(?=\S)")
+_TAB_STOP = 8
 _ITEM = re.compile(
     r"""(?:
         [-*+•·‣▪◦●○■□–—](?=\s)                    # bullet
@@ -270,7 +280,7 @@ def _wrap_column(lines: list[str]) -> _Wrap:
     eligible = filled = long = 0
     previous = ""
     for line in lines:
-        text = line.rstrip()
+        text = _columns(line).rstrip()
         body = text.lstrip()
         if body:
             filled += 1
@@ -307,7 +317,7 @@ def _wrap_column(lines: list[str]) -> _Wrap:
 
 @dataclass(slots=True)
 class _Line:
-    text: str  # without quote prefix or trailing spaces
+    text: str  # without quote prefix or trailing spaces, tabs expanded (see _columns)
     indent: int  # columns of leading whitespace
     width: int  # display width: the right edge
     text_column: int | None  # where an item's own text begins; None: not an item start
@@ -315,6 +325,7 @@ class _Line:
     body: str  # the text after the indent and any item marker
     weak_item: bool = False  # an item marker that can also occur inside a sentence
     raw: str = ""  # the line as it came: what an unjoined line is given back as
+    shown: str = ""  # `text` with its tabs as they came: what a joined line is made of
 
 
 def _rewrap_block(block: list[str], wrap: _Wrap, marked: bool) -> list[str]:
@@ -376,8 +387,18 @@ def _rewrap_lines(lines: list[str], wrap: _Wrap, marked: bool) -> list[tuple[int
     return out
 
 
+def _columns(line: str) -> str:
+    """The line as a terminal shows it: tabs expanded to stops every 8 columns.
+
+    Rendered text (`man X | col -b`) indents and spaces with tabs; every measure of structure
+    (indents, gaps, widths) is taken on this form, while the text given back keeps its tabs.
+    """
+    return line.expandtabs(_TAB_STOP) if "\t" in line else line
+
+
 def _parse(line: str) -> _Line:
-    text = line.rstrip()
+    shown = line.rstrip()
+    text = _columns(shown)
     body = text.lstrip()
     indent = _indent_width(text[: len(text) - len(body)])
     first = body[:1]
@@ -393,8 +414,10 @@ def _parse(line: str) -> _Line:
             weak = not _BULLET.match(item.group())
             body = body[item.end() :]
             text_column = indent + display_width(item.group()) if body else -1
-            return _Line(text, indent, display_width(text), text_column, fixed, body, weak, line)
-    return _Line(text, indent, display_width(text), text_column, fixed, body, raw=line)
+            return _Line(
+                text, indent, display_width(text), text_column, fixed, body, weak, line, shown
+            )
+    return _Line(text, indent, display_width(text), text_column, fixed, body, raw=line, shown=shown)
 
 
 def _indent_width(indent: str) -> int:
@@ -413,8 +436,8 @@ def _runs(lines: list[_Line], wrap: _Wrap) -> Iterable[tuple[int, list[_Line]]]:
     start = 0
     for i, line in enumerate(lines):
         if run and line.weak_item and _item_is_mid_sentence(run[-1], line, wrap):
-            line = _Line(
-                line.text, line.indent, line.width, None, False, line.text.lstrip(), raw=line.raw
+            line = dataclasses.replace(
+                line, text_column=None, fixed=False, body=line.text.lstrip(), weak_item=False
             )
         if run and _continues_run(run, line):
             run.append(line)
@@ -515,7 +538,10 @@ def _join_run(
 def _looks_like_prose(run: list[_Line], wrap: _Wrap, own: int | None) -> bool:
     tokens = words = 0
     for line in run:
-        if _CODE.search(line.body) or "\t" in line.body:
+        # A tab inside the text is a table's or a listing's, unless the document was rendered
+        # to a known column (a man page through `col -b` spaces with tabs; its columns show
+        # as aligned gaps once the tabs are expanded, see _has_columns).
+        if _CODE.search(line.body) or ("\t" in line.shown.lstrip() and not wrap.trusted):
             return False
         tokens += len(line.body.split())
         words += len(_WORDS.findall(line.body))
@@ -620,12 +646,13 @@ def _first_unit(body: str) -> str:
 
 
 def _collapse(line: _Line, justified: bool) -> str:
+    shown = line.shown
     if not justified:
-        return line.text
-    start = len(line.text) - len(line.text.lstrip())
+        return shown
+    start = len(shown) - len(shown.lstrip())
     if line.text_column is not None and line.text_column >= 0:
-        start = _index_at_column(line.text, line.text_column)
-    return line.text[:start] + _SPACE_RUN.sub(" ", line.text[start:])
+        start = _index_at_column(shown, line.text_column)
+    return shown[:start] + _GAP_RUN.sub(" ", shown[start:])
 
 
 def _index_at_column(text: str, column: int) -> int:
@@ -684,3 +711,63 @@ def _settle_hyphens(joined: str, original: str) -> str:
             out[-1] = out[-1][:-1]
         out.append(piece)
     return "".join(out)
+
+
+# Chinese lines in PDF text ------------------------------------------------------------------
+
+# Han characters, and the CJK marks a sentence goes on after (clause marks, opening quotes and
+# brackets, the dash) at a line end; Han characters and opening marks at a line start.
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_READS_ON_END = re.compile(f"[{_HAN}，、（“‘《「『〔【—]$")
+_READS_ON_START = re.compile(f"[{_HAN}（“‘《「『〔【]")
+# A Chinese line that starts something: "一、", "（一）", "第三章 …".
+_CJK_HEADING_START = re.compile(
+    "[一二三四五六七八九十百]+、|[（(][一二三四五六七八九十\\d]{1,3}[)）]"
+    "|第[一二三四五六七八九十百千\\d]+[章节条部篇卷]"
+)
+#: A line shorter than this share of the page's widest line ends its paragraph (a heading,
+#: a label, the last line of a paragraph), whatever character it ends with.
+_CJK_FULL_LINE_SHARE = 0.7
+
+
+def join_cjk_lines(text: str, page_lines: list[str]) -> str:
+    """Join the line breaks `rewrap` left between two Chinese characters in PDF page text.
+
+    A PDF's lines are set in proportional fonts, so their character counts do not show a wrap
+    column and rewrap's evidence is weak for a Chinese paragraph; but a full line that ends
+    on a Han character (or a clause mark, an opening quote) before a line that starts with one
+    breaks a sentence: "…选择不同的⏎主目录" is "…选择不同的主目录". The joint is nothing, as
+    Chinese writes no spaces. Headings, labels and the last lines of paragraphs are not full
+    (narrower than 70% of the page's widest line in `page_lines`, the page as extracted), and
+    a line that starts a Chinese heading or list item ("一、", "（二）", "第三章") is not
+    joined to.
+
+    Args:
+        text: One page's text after `rewrap`.
+        page_lines: The page's lines as extracted, before rewrap: their widths set "full".
+
+    Returns:
+        `text` with those breaks removed; nothing else changes.
+    """
+    if "\n" not in text:
+        return text
+    full = _CJK_FULL_LINE_SHARE * max(
+        (display_width(line.strip()) for line in page_lines), default=0
+    )
+    lines = text.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        head = out[-1].rstrip()
+        body = line.lstrip()
+        if (
+            _READS_ON_END.search(head)
+            and _READS_ON_START.match(body)
+            and not _CJK_HEADING_START.match(body)
+            and display_width(head.strip()) >= full
+            and _indent_width(line[: len(line) - len(body)])
+            <= _indent_width(head[: len(head) - len(head.lstrip())])
+        ):
+            out[-1] = head + body
+        else:
+            out.append(line)
+    return "\n".join(out)

@@ -53,6 +53,7 @@ KNOWN_METADATA: dict[str, Kind] = {
     "title": "word",
     "lang": "text",
     "page": "int",
+    "line": "int",
     "date": "date",
     "tags": "text[]",
 }

@@ -173,6 +173,7 @@ def core_properties() -> list[Property]:
         Property(name="ends_sentence", data_type=DataType.BOOL),
         *(stored_only(name) for name in ("context_before", "context_after", "context_chunks")),
         integer("page"),
+        integer("line"),
         Property(name="date", data_type=DataType.DATE, index_range_filters=True),
         Property(
             name="tags",
