@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from stitcher.errors import ExitStatus
-from tests.test_exit_codes import run_stitcher, script_environment
+from tests.test_exit_codes import run_stitcher, script_environment, stitcher_script
 from tests.test_ingest import EN, ZH
 from tests.test_loaders import make_pdf
 
@@ -120,7 +120,19 @@ def test_version_without_a_server(tmp_path: Path) -> None:
 
 
 def test_shell_completion_is_offered() -> None:
-    done = run_stitcher("--show-completion", "bash")
+    # typer finds the shell among the process's ancestors: started from bash, as a user would
+    # (a test run detached from any shell, e.g. nohup'd, has none to find).
+    import shlex
+    import subprocess
+
+    done = subprocess.run(
+        ["bash", "-c", f"{shlex.quote(str(stitcher_script()))} --show-completion; exit $?"],
+        env=script_environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == ExitStatus.OK, done.stderr
     assert "_stitcher_completion" in done.stdout
 
