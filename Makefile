@@ -1,6 +1,7 @@
 # One command for the demo, one for the tests; both set up .venv with uv first.
 #   make demo   start the local Weaviate, ingest samples/, run searches
 #   make test   lint, type-check and run the whole test suite against a real Weaviate
+#   make check  lint, type-check and the tests that need no server (the edit loop)
 
 SHELL := /bin/bash
 VENV := .venv
@@ -9,7 +10,14 @@ UV := python3 -m uv
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup server demo test lint clean-venv
+# The suite runs in parallel (pytest-xdist), a worker per core. Each worker is a pytest session
+# of its own, with its own STITCHER_HOME and, once one of its tests needs it, its own Weaviate on
+# free ports. --dist loadfile keeps a file's tests on one worker, so what a module builds once
+# (an ingested corpus, the 3-node cluster) is built once. TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+.PHONY: setup server demo test check lint clean-venv
 
 $(BIN)/.installed: pyproject.toml
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -35,8 +43,14 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff format --check stitcher tests bench
 	$(BIN)/mypy
 
+# pytest's status is printed before make replaces it with its own 2: 1 tests failed,
+# 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected.
 test: setup lint
-	$(BIN)/python -m pytest
+	@$(PYTEST) || { status=$$?; echo "pytest exited with status $$status" >&2; exit $$status; }
+
+# No server is started, none is built: `integration` marks every test that needs one.
+check: lint
+	$(PYTEST) -m "not integration and not packaging"
 
 clean-venv:
 	rm -rf $(VENV)

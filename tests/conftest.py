@@ -254,6 +254,19 @@ def _stop_processes(pids: list[int], timeout: float = 30) -> None:
 
 # Servers found running when the run ended, for the terminal summary.
 _left_running: list[tuple[int, str]] = []
+# Tests that skipped where skipping is forbidden, for the terminal summary.
+_forbidden_skips: list[str] = []
+
+
+def _fail_on_skips(session: pytest.Session) -> None:
+    """Under STITCHER_TESTS_FORBID_SKIPS=1 (`.ci/run`), a skipped test fails the run: in CI a
+    test that cannot run (no server, no model) is a failure, whatever a future test does."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if os.environ.get("STITCHER_TESTS_FORBID_SKIPS") != "1" or reporter is None:
+        return
+    _forbidden_skips.extend(report.nodeid for report in reporter.stats.get("skipped", []))
+    if _forbidden_skips and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -265,6 +278,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """
     if hasattr(session.config, "workerinput"):
         return
+    _fail_on_skips(session)
     factory = getattr(session.config, "_tmp_path_factory", None)
     if factory is None:
         return
@@ -284,6 +298,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for info in _served:
         terminalreporter.write_line(
             f"Weaviate {info.version} served this run at {info.url} (pid {info.pid})"
+        )
+    for nodeid in _forbidden_skips:
+        terminalreporter.write_line(
+            f"FAILED: {nodeid} was skipped, and STITCHER_TESTS_FORBID_SKIPS=1 forbids skips",
+            red=True,
         )
     for pid, home in _left_running:
         terminalreporter.write_line(
