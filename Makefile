@@ -48,9 +48,10 @@ lint: $(BIN)/.installed
 test: setup lint
 	@$(PYTEST) || { status=$$?; echo "pytest exited with status $$status" >&2; exit $$status; }
 
-# No server is started, none is built: `integration` marks every test that needs one.
+# No server is started, none is built (`integration` marks every test that needs one), no
+# wheel is built and no real embedding model is loaded (`packaging`, `slow`).
 check: lint
-	$(PYTEST) -m "not integration and not packaging"
+	$(PYTEST) -m "not integration and not packaging and not slow"
 
 clean-venv:
 	rm -rf $(VENV)

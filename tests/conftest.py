@@ -92,10 +92,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that (even indirectly) uses the server is an integration test, so
-    `-m "not integration"` really runs without one."""
+    `-m "not integration"` really runs without one. `binary_required` (tests/test_server.py)
+    is asked for by tests that start real servers of their own."""
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
-        if {"weaviate_server", "weaviate_client", "weaviate_cluster"} & used:
+        if {"weaviate_server", "weaviate_client", "weaviate_cluster", "binary_required"} & used:
             item.add_marker(pytest.mark.integration)
         if "weaviate_cluster" in used:
             item.add_marker(pytest.mark.cluster)

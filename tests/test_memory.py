@@ -21,11 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from stitcher.models import ChunkRecord, CollectionSettings, StoredDocument, WriteFailure
 
 WORKTREE = Path(__file__).resolve().parent.parent
 DIMENSION = 384  # all-MiniLM-L6-v2
+
+pytestmark = pytest.mark.slow
 
 
 class NullStore:
