@@ -1,6 +1,7 @@
 # One command for the demo, one for the tests; both set up .venv with uv first.
 #   make demo   start the local Weaviate, ingest samples/, run searches
 #   make test   lint, type-check, build the docs and run the whole test suite against a real Weaviate
+#   make check  lint, type-check and the tests that need no server (the edit loop)
 #   make docs   the documentation site, into site/
 
 SHELL := /bin/bash
@@ -10,7 +11,14 @@ UV := python3 -m uv
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup server demo test lint docs clean-venv
+# The suite runs in parallel (pytest-xdist), a worker per core. Each worker is a pytest session
+# of its own, with its own STITCHER_HOME and, once one of its tests needs it, its own Weaviate on
+# free ports. --dist loadfile keeps a file's tests on one worker, so what a module builds once
+# (an ingested corpus, the 3-node cluster) is built once. TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+.PHONY: setup server demo test check lint docs clean-venv
 
 $(BIN)/.installed: pyproject.toml
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -41,8 +49,15 @@ lint: $(BIN)/.installed
 docs: $(BIN)/.installed
 	HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
+# pytest's status is printed before make replaces it with its own 2: 1 tests failed,
+# 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected.
 test: setup lint docs
-	$(BIN)/python -m pytest
+	@$(PYTEST) || { status=$$?; echo "pytest exited with status $$status" >&2; exit $$status; }
+
+# No server is started, none is built (`integration` marks every test that needs one), no
+# wheel is built and no real embedding model is loaded (`packaging`, `slow`).
+check: lint
+	$(PYTEST) -m "not integration and not packaging and not slow"
 
 clean-venv:
 	rm -rf $(VENV)

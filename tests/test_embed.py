@@ -35,6 +35,8 @@ from stitcher.embed import models as embed_models
 from stitcher.embed import onnx as embed_onnx
 from stitcher.errors import ModelError
 
+pytestmark = pytest.mark.slow
+
 ENGLISH = [
     "Weaviate stores objects and vectors, allowing for combining vector search with filters.",
     "Hybrid search fuses BM25 keyword scores with vector similarity.",

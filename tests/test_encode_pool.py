@@ -43,6 +43,8 @@ from tests.test_models_path import build_tiny_model
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 
+pytestmark = pytest.mark.slow
+
 #: Texts of many lengths (the pool sorts them and hands out batches; rows must come back in
 #: input order), Chinese among them.
 TEXTS = [

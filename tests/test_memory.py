@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from stitcher.models import (
     ChunkRecord,
@@ -32,6 +33,8 @@ from stitcher.models import (
 
 WORKTREE = Path(__file__).resolve().parent.parent
 DIMENSION = 384  # all-MiniLM-L6-v2
+
+pytestmark = pytest.mark.slow
 
 
 class NullStore:
