@@ -199,6 +199,17 @@ def test_every_cluster_node_closes_its_internal_port(
     passwords = set()
     for node in nodes:
         assert node.pid is not None
+        listeners = {
+            (c.laddr.ip, c.laddr.port)
+            for c in psutil.Process(node.pid).net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN
+        }
+        assert listeners
+        for address, port in listeners:
+            if address in WILDCARD:  # only the two Weaviate will not bind, both closed
+                assert port in {node.ports.grpc, node.ports.data}, (node.name, address, port)
+            else:
+                assert address.startswith("127."), (node.name, address, port)
         assert internal_api_is_closed(node.ports.data) is True
         environ = Path(f"/proc/{node.pid}/environ").read_bytes().split(b"\0")
         passwords |= {v for v in environ if v.startswith(b"CLUSTER_BASIC_AUTH_PASSWORD=")}
