@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from stitcher import warm
@@ -150,8 +150,10 @@ def _collections_line(running: list[dict[str, Any]], on_disk: list[str] | None) 
 
 
 def key_value_table(console: Console, title: str, rows: Sequence[tuple[str, Any]]) -> None:
-    """A two-column table with a title."""
-    table = Table(title=Text(title), show_header=False)
+    """A two-column table with a title; long values wrap, never cut (they are data)."""
+    table = Table(
+        Column(overflow="fold"), Column(overflow="fold"), title=Text(title), show_header=False
+    )
     for key, value in rows:
         table.add_row(Text(str(key)), Text(str(value)))
     console.print(table)
@@ -191,19 +193,22 @@ def stats_table(
         console.print(shard_table)
     by_source = stats.get("by_source") or {}
     if by_source:
-        table = Table("source", "documents", "chunks")
+        table = Table(Column("source", overflow="fold"), "documents", "chunks")
         for source, counts in by_source.items():
             table.add_row(Text(source), Text(str(counts["documents"])), Text(str(counts["chunks"])))
         console.print(table)
     if documents:
-        table = Table("document", "chunks")
+        table = Table(Column("document", overflow="fold"), "chunks")
         for path, count in stats["sources"].items():
             table.add_row(Text(str(path)), Text(str(count)))
         console.print(table)
     incomplete = stats.get("incomplete") or {}
     if incomplete:
         # Named apart: their chunks are not all stored, so searches miss part of them.
-        half = Table("incomplete document (run ingest again)", "chunks stored")
+        half = Table(
+            Column("incomplete document (run ingest again)", overflow="fold"),
+            "chunks stored",
+        )
         for doc_id, count in incomplete.items():
             half.add_row(Text(str(doc_id)), Text(str(count)))
         console.print(half)

@@ -282,7 +282,7 @@ def test_a_markup_file_name_is_shown_verbatim_by_ingest_and_search(
     wide = script_environment(COLUMNS="400")  # the panel title holds an absolute path
     found = run_stitcher("search", "lighthouse", "-c", collection, "--limit", "1", env=wide)
     assert found.returncode == 0, found.stderr
-    assert re.search(rf"─ 1\. /\S.*/docs/{re.escape(name)}  \[0:\d+\] ─", found.stdout)
+    assert re.search(rf"─ 1\. /\S.*/docs/{re.escape(name)}:1  \[0:\d+\] ─", found.stdout)
     stats = run_stitcher("stats", "-c", collection, "--documents", env=wide)
     assert f"docs/{name}" in stats.stdout
 
