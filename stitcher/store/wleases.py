@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stitcher.bookkeeping import LEASE_COLLECTION
 from stitcher.store.wschema import MAX_RESULTS, ensure_bookkeeping_collection, ensure_text_property
+
+#: Pauses (seconds) while a lease that refused an insert is looked for again: ~5 s in all.
+LEASE_VISIBILITY_DELAYS = (0.25, 0.5, 1.0, 1.5, 2.0)
 
 # weaviate is imported inside the functions that use it: importing the client costs about a
 # second, which the pure tests and the in-memory store should not pay.
@@ -82,10 +86,22 @@ class WeaviateLeases:
         try:
             self._leases().data.insert(uuid=lease_id, properties=dict(record))
         except UnexpectedStatusCodeError as error:
-            if error.status_code == 422 and self.read(lease_id) is not None:
+            if error.status_code == 422 and self._visible_soon(lease_id):
                 return False
             raise
         return True
+
+    def _visible_soon(self, lease_id: str) -> bool:
+        """Whether the lease that made an insert fail shows up within a few seconds.
+
+        A node that was down and is catching up (async replication) reads from its own index:
+        the object its peers hold may reach it a moment after they refused the insert.
+        """
+        for delay in LEASE_VISIBILITY_DELAYS:
+            if self.read(lease_id) is not None:
+                return True
+            time.sleep(delay)
+        return self.read(lease_id) is not None
 
     def update(self, lease_id: str, changes: Mapping[str, Any]) -> None:
         """Change some properties of the lease object."""
