@@ -28,7 +28,7 @@ import pytest
 from stitcher import server
 from stitcher.server.files import make_private, shared_paths
 from stitcher.server.readiness import internal_api_is_closed
-from tests.test_exit_codes import script_environment, stitcher_script
+from tests.test_exit_codes import run_stitcher, script_environment, stitcher_script
 
 PROBE = Path(__file__).with_name("netprobe.py")
 
@@ -256,30 +256,17 @@ def test_make_private_tightens_data_and_logs_but_not_the_home(tmp_path: Path) ->
     assert make_private(tmp_path) == 0
 
 
+def doctor_checks(home: Path) -> dict[str, dict[str, str]]:
+    """`stitcher doctor --json` through the installed script, by check name."""
+    done = run_stitcher("doctor", "--json", env=script_environment(STITCHER_HOME=str(home)))
+    return {check["check"]: check for check in json.loads(done.stdout)}
+
+
 def test_doctor_warns_of_data_other_users_can_read(tmp_path: Path) -> None:
     loose_home(tmp_path)
-    env = script_environment(STITCHER_HOME=str(tmp_path))
-    result = subprocess.run(
-        [str(stitcher_script()), "doctor", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
-    checks = {check["check"]: check for check in json.loads(result.stdout)}
-    permissions = checks["data permissions"]
+    permissions = doctor_checks(tmp_path)["data permissions"]
     assert permissions["status"] == "warn"
     assert permissions["detail"].startswith("4 files and folders")  # data, its folder, file, log
     assert "server start" in permissions["fix"]
     make_private(tmp_path)
-    again = subprocess.run(
-        [str(stitcher_script()), "doctor", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
-    checks = {check["check"]: check for check in json.loads(again.stdout)}
-    assert checks["data permissions"]["status"] == "ok"
+    assert doctor_checks(tmp_path)["data permissions"]["status"] == "ok"
