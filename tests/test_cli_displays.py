@@ -114,7 +114,9 @@ def test_stats_through_the_script(weaviate_server: Any, tmp_path: Path) -> None:
         plain = run_stitcher("stats", "-c", name)
         assert plain.returncode == 0, plain.stderr
         assert "资料" in plain.stdout and "zh_homemade_tofu" not in plain.stdout
-        listed = run_stitcher("stats", "-c", name, "--documents")
+        # Wide enough that no path folds (a name is data: at 80 columns it wraps, never cut).
+        wide = script_environment(COLUMNS="400")
+        listed = run_stitcher("stats", "-c", name, "--documents", env=wide)
         assert "zh_homemade_tofu" in listed.stdout
         # --json before the command, Chinese as itself even where Python would pick ASCII
         raw = run_stitcher(

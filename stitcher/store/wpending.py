@@ -86,12 +86,21 @@ class WeaviatePending:
 
     def finish(self, doc_ids: Sequence[str]) -> None:
         """`doc_ids` are complete (or gone): forget their records (one request)."""
+        from weaviate.classes.config import ConsistencyLevel
         from weaviate.classes.query import Filter
 
         if not doc_ids or not self._exists():
             return
         ids = [self._id(doc_id) for doc_id in doc_ids]
-        self._records().data.delete_many(where=Filter.by_id().contains_any(ids))
+        where = Filter.by_id().contains_any(ids)
+        # Listings read one node's index: a record deleted on a quorum only can still show
+        # through the third node for a moment, and its document would be rebuilt for nothing.
+        # Every replica when all are up; a quorum when one is down (it cannot be read then).
+        try:
+            records = self._records().with_consistency_level(ConsistencyLevel.ALL)
+            records.data.delete_many(where=where)
+        except Exception:
+            self._records().data.delete_many(where=where)
 
     def incomplete(self) -> dict[str, int]:
         """The incomplete documents: doc_id -> the number of chunks its version has."""
