@@ -270,3 +270,51 @@ def test_a_refused_delete_says_why(weaviate_client: Any, error: str, expected: s
         assert store.count() == 3  # nothing lost
     finally:
         weaviate_client.collections.delete(name)
+
+
+# --- replacing a version never deletes a chunk of the version kept (seen on a 3-node cluster) ---
+
+
+def test_a_lagging_doc_hash_index_never_costs_the_new_version_a_chunk(
+    weaviate_client: Any,
+) -> None:
+    """On a 3-node cluster at consistency ONE the old version's delete removed one chunk of the
+    version just written: `doc_hash != new` was answered by a replica that had not yet indexed
+    the new chunks' doc_hash. Here the index lags everywhere: every filter on doc_hash matches
+    the whole document. Only chunks whose stored doc_hash is old may go."""
+    from weaviate.classes.query import Filter
+
+    name = f"ContractTest_{uuid.uuid4().hex[:12]}"
+    store = WeaviateStore(weaviate_client, name)
+    store.create(SETTINGS)
+    try:
+        old = make_records("d", "the old words " * 4, doc_hash="old")
+        new = make_records("d", "brand new text " * 5, doc_hash="new")
+        write_ok(store, old)
+        write_ok(store, new)
+        whole_document = Filter.by_property("doc_id").equal("d")
+
+        def lagging(method: Any, keyword: str) -> Any:
+            def answer(self: Any, *args: Any, **kwargs: Any) -> Any:
+                condition = kwargs.get(keyword)
+                if "doc_hash" in repr(getattr(condition, "filters", condition)):
+                    kwargs[keyword] = whole_document
+                return method(self, *args, **kwargs)
+
+            return answer
+
+        query, data = type(store._collection.query), type(store._collection.data)
+        fetch, delete = query.fetch_objects, data.delete_many
+        try:
+            query.fetch_objects = lagging(fetch, "filters")  # type: ignore[method-assign]
+            data.delete_many = lagging(delete, "where")  # type: ignore[method-assign]
+            deleted = store.delete_document("d", keep_doc_hash="new")
+        finally:
+            query.fetch_objects = fetch  # type: ignore[method-assign]
+            data.delete_many = delete  # type: ignore[method-assign]
+        assert deleted == len(old)
+        assert sorted(r.id for r in store.fetch([r.id for r in old + new])) == sorted(
+            r.id for r in new
+        )
+    finally:
+        weaviate_client.collections.delete(name)

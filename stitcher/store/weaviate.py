@@ -775,17 +775,48 @@ class WeaviateStore:
     def delete_document(self, doc_id: str, keep_doc_hash: str | None = None) -> int:
         """Delete the document's chunks except those of version `keep_doc_hash`; returns count.
 
+        With a version to keep, the old chunks are deleted by id, after reading each
+        candidate's stored `doc_hash`: a `doc_hash != keep` filter is answered from one
+        replica's inverted index, and on a replica still indexing the version just written it
+        matched one of that version's own chunks (seen on a 3-node cluster at consistency ONE:
+        the new version stored one chunk short). An object's stored properties are written
+        whole, so what is read back decides, never the index alone.
+
         Raises:
             WriteFailed: The server reported objects it could not delete.
         """
         from weaviate.classes.query import Filter
 
         self._require()
-        condition = Filter.by_property("doc_id").equal(doc_id)
-        if keep_doc_hash is not None:
-            condition = condition & Filter.by_property("doc_hash").not_equal(keep_doc_hash)
+        by_document = Filter.by_property("doc_id").equal(doc_id)
+        if keep_doc_hash is None:
+            deleted = self._delete_where(by_document, doc_id)
+            self.finish_documents([doc_id])  # the whole document is gone
+            return deleted
+        candidates = by_document & Filter.by_property("doc_hash").not_equal(keep_doc_hash)
         deleted = 0
-        while True:  # each call deletes at most MAX_RESULTS objects
+        while True:  # each listing returns at most MAX_RESULTS objects
+            listed = self._call(
+                "listing an old version",
+                lambda: self._collection.query.fetch_objects(
+                    filters=candidates, limit=MAX_RESULTS, return_properties=["doc_hash"]
+                ),
+            )
+            stale = [
+                str(obj.uuid)
+                for obj in listed.objects
+                if obj.properties.get("doc_hash") != keep_doc_hash
+            ]
+            if not stale:
+                return deleted
+            for begin in range(0, len(stale), _IDS_PER_QUERY):
+                ids = stale[begin : begin + _IDS_PER_QUERY]
+                deleted += self._delete_where(Filter.by_id().contains_any(ids), doc_id)
+
+    def _delete_where(self, condition: Any, doc_id: str) -> int:
+        """Delete every object matching `condition`, one server call per MAX_RESULTS objects."""
+        deleted = 0
+        while True:
             # verbose: the per-object errors tell a full disk (read-only shards) from a refusal
             # of one object, which the summary line must name differently.
             result = self._call(
@@ -805,8 +836,6 @@ class WeaviateStore:
                     f"{self._name!r}{because}; run the command again"
                 )
             if result.matches == 0 or result.successful == 0:
-                if keep_doc_hash is None:  # the whole document is gone
-                    self.finish_documents([doc_id])
                 return deleted
 
     def fetch(self, ids: Sequence[str]) -> list[ChunkRecord]:
