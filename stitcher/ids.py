@@ -238,15 +238,12 @@ def build_records(
     return records
 
 
-#: What `source_of` answers for a document ingested without a source (a single file).
-NO_SOURCE = "(no source)"
-
-
 def source_of(doc_id: str) -> str:
     """The source a document id belongs to: its part before the first "/" (`ingest` names ids
-    `SOURCE/relative/path`)."""
-    source, slash, _ = doc_id.partition("/")
-    return source if slash and source else NO_SOURCE
+    `SOURCE/relative/path`); a file ingested on its own is its own source. This is what
+    `--where source=NAME` matches, what `stats` counts per source and the `source` of a hit.
+    """
+    return doc_id.split("/", 1)[0]
 
 
 def documents_by_source(documents: Iterable[StoredDocument]) -> dict[str, dict[str, int]]:

@@ -53,7 +53,7 @@ from stitcher.errors import FilterError, StitcherError, UsageError
 from stitcher.filters import Condition, Where
 from stitcher.graph import AmbiguousEntity, news_conditions
 from stitcher.graph.model import MENTIONED_KIND
-from stitcher.ids import canonical_collection_name
+from stitcher.ids import canonical_collection_name, source_of
 from stitcher.models import Passage
 from stitcher.request import SearchRequest
 from stitcher.session import Session
@@ -83,12 +83,14 @@ _ARGUMENT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,59}")
 def passage_document(passage: Passage) -> Document:
     """A search result as a LangChain Document.
 
-    `page_content` is the stitched passage; metadata holds source, doc_id, start, end, score,
+    `page_content` is the stitched passage; metadata holds source (the source name, as in
+    `--where source=`), path (the file), doc_id, start, end, score,
     hit_ids, chunk_ids and truncated, plus the document's own metadata (title, date, tags, ...)
     as JSON values: dates become ISO-8601 strings, tuples lists.
     """
     metadata: dict[str, Any] = {
-        "source": passage.source,
+        "source": source_of(passage.doc_id),
+        "path": passage.source,
         "doc_id": passage.doc_id,
         "start": passage.start,
         "end": passage.end,
@@ -112,11 +114,12 @@ def _json_value(value: Any) -> Any:
 
 
 def format_documents(documents: Sequence[Document]) -> str:
-    """Numbered passages with source, title and date, as an agent or a prompt reads them."""
+    """Numbered passages with file, title and date, as an agent or a prompt reads them (the file
+    path, which an answer can cite; documents from elsewhere give their `source`)."""
     blocks = []
     for number, document in enumerate(documents, 1):
         meta = document.metadata
-        head = [f"[{number}] {meta.get('source', '?')}"]
+        head = [f"[{number}] {meta.get('path') or meta.get('source', '?')}"]
         if meta.get("title"):
             head.append(f"title: {meta['title']}")
         if meta.get("date"):

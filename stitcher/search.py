@@ -23,6 +23,7 @@ from stitcher.fusion import (
     effective_alpha,
     one_sided,
 )
+from stitcher.ids import source_of
 from stitcher.models import Hit, Passage
 from stitcher.request import SearchRequest
 from stitcher.segment import query_keyword_text
@@ -89,7 +90,8 @@ def passage_json(
     sorted by (null for an undated document, listed last) and no score."""
     out: dict[str, Any] = {
         "text": passage.text,
-        "source": passage.source,
+        "source": source_of(passage.doc_id),
+        "path": passage.source,
         "doc_id": passage.doc_id,
         "score": round(passage.score, 6),
         "hit_ids": list(passage.hit_ids),

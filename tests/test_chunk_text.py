@@ -75,9 +75,9 @@ def test_hits_carry_text_and_their_line(corpus: tuple[str, Path]) -> None:
         assert results, query
         for hit in results:
             assert has_content(hit["text"]), hit
-            if hit["source"].endswith((".txt", ".md")):
+            if hit["path"].endswith((".txt", ".md")):
                 # The line of the text as loaded where the passage starts.
-                text = run_stitcher_text(root, hit["source"])
+                text = run_stitcher_text(root, hit["path"])
                 assert hit["line"] == text.count("\n", 0, hit["start"]) + 1
             else:
                 assert "line" not in hit
@@ -93,7 +93,7 @@ def run_stitcher_text(root: Path, source: str) -> str:
 
 def test_pdf_hits_name_their_page(corpus: tuple[str, Path]) -> None:
     name, _ = corpus
-    hit = next(h for h in search_json(name, "fog horn minute") if h["source"].endswith(".pdf"))
+    hit = next(h for h in search_json(name, "fog horn minute") if h["path"].endswith(".pdf"))
     assert hit["text"].startswith("The fog horn")
     assert hit["page"] == 2 and "line" not in hit
     done = run_stitcher(

@@ -91,8 +91,17 @@ def test_search_json_shape_and_exact_slices(
             "explain",
         } <= set(r)
         assert set(r["hit_ids"]) <= set(r["chunk_ids"])
+        # `source` is the source name, the value `--where source=` takes; `path` is the file.
+        source, _, relative = r["doc_id"].partition("/")
+        assert r["source"] == source and Path(r["path"]).as_posix().endswith("/" + relative)
     first = out["results"][0]
     assert "修剪" in first["text"]
+    code, narrowed = cli_json(
+        capsys, "search", "修剪", "-c", samples_collection, "--json", "--where",
+        f"source={first['source']}",
+    )  # fmt: skip
+    assert code == 0 and narrowed["results"]
+    assert {r["source"] for r in narrowed["results"]} == {first["source"]}
 
 
 def test_the_demos_chinese_search_keeps_unrelated_documents_low_and_says_why(
@@ -106,9 +115,9 @@ def test_the_demos_chinese_search_keeps_unrelated_documents_low_and_says_why(
     )
     assert code == 0
     assert out["alpha"] < 0.5 and "cannot read" in out["alpha_reason"]
-    sources = [Path(r["source"]).name for r in out["results"]]
+    sources = [Path(r["path"]).name for r in out["results"]]
     assert sources[:3] == ["zh_tea_cultivation.txt"] * 3, sources
-    unrelated = [r["score"] for r in out["results"] if "tea" not in r["source"]]
+    unrelated = [r["score"] for r in out["results"] if "tea" not in r["path"]]
     assert all(score < 0.25 for score in unrelated), out["results"]
 
 

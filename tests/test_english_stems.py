@@ -34,5 +34,5 @@ def test_a_stemmed_query_finds_another_form_of_the_word(
     )
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)["results"]
-    assert [Path(hit["source"]).name for hit in hits] == ["guide.txt"]
+    assert [Path(hit["path"]).name for hit in hits] == ["guide.txt"]
     assert "installation" in hits[0]["text"]

@@ -149,7 +149,7 @@ def test_documents_hold_stitched_passages_and_their_metadata(stitcher: Stitcher)
         assert meta["tags"] == ["city"]
         assert meta["date"].startswith("2023-09-12")
         datetime.fromisoformat(meta["date"])  # an ISO string, not a datetime
-        assert meta["source"].endswith(("lyon.md", "lyon.zh.md"))
+        assert meta["path"].endswith(("lyon.md", "lyon.zh.md"))
         assert 0 <= meta["start"] < meta["end"]
         assert meta["end"] - meta["start"] == len(document.page_content)
         assert meta["hit_ids"] and all(isinstance(i, str) for i in meta["hit_ids"])
@@ -183,7 +183,7 @@ def test_chinese_query_with_a_language_filter(stitcher: Stitcher) -> None:
     documents = retriever.invoke("都江堰水利工程")
     assert documents
     assert all(d.metadata["lang"] == "zh" for d in documents)
-    assert documents[0].metadata["source"].endswith("chengdu.zh.md")
+    assert documents[0].metadata["path"].endswith("chengdu.zh.md")
     assert (
         "两千多年前修建的都江堰水利工程至今仍在灌溉这片土地，使这里成为人们口中的“天府之国”。"
         in (documents[0].page_content)
@@ -492,8 +492,8 @@ def test_tool_arguments_become_conditions() -> None:
 def test_passage_becomes_a_document_with_json_metadata() -> None:
     passage = Passage(
         text="整句话。",
-        source="docs/a.md",
-        doc_id="a.md",
+        source="/home/u/docs/a.md",
+        doc_id="docs/a.md",
         score=0.5,
         hit_ids=("id-1",),
         chunk_ids=("id-0", "id-1"),
@@ -509,8 +509,9 @@ def test_passage_becomes_a_document_with_json_metadata() -> None:
     document = passage_document(passage)
     assert document.page_content == "整句话。"
     assert document.metadata == {
-        "source": "docs/a.md",
-        "doc_id": "a.md",
+        "source": "docs",  # the source name, as `--where source=docs` matches it
+        "path": "/home/u/docs/a.md",
+        "doc_id": "docs/a.md",
         "start": 10,
         "end": 14,
         "score": 0.5,

@@ -85,7 +85,7 @@ def test_a_question_finds_its_passage_by_vector_alone(
     e5_collection: str, query: str, source: str
 ) -> None:
     out = _search(e5_collection, query, "--alpha", "1", "--limit", "1")
-    assert [Path(r["source"]).name for r in out["results"]] == [source]
+    assert [Path(r["path"]).name for r in out["results"]] == [source]
 
 
 def test_the_multilingual_model_keeps_the_default_alpha_for_chinese(e5_collection: str) -> None:
@@ -159,7 +159,7 @@ def test_each_language_finds_its_passage_by_vector_alone(
     bilingual_collection: str, query: str, source: str
 ) -> None:
     out = _search(bilingual_collection, query, "--alpha", "1", "--limit", "1")
-    assert [Path(r["source"]).name for r in out["results"]] == [source]
+    assert [Path(r["path"]).name for r in out["results"]] == [source]
 
 
 def test_the_alpha_follows_the_part_that_reads_the_query(bilingual_collection: str) -> None:
@@ -177,7 +177,7 @@ def test_a_bilingual_collection_takes_its_model_in_any_spelling_and_refuses_othe
     out = _search(
         bilingual_collection, ENGLISH_QUESTION, "--model", spelled, "--alpha", "1", "--limit", "1"
     )
-    assert [Path(r["source"]).name for r in out["results"]] == ["birds.txt"]
+    assert [Path(r["path"]).name for r in out["results"]] == ["birds.txt"]
     for other in ("all-MiniLM-L6-v2", "multilingual-e5-small"):
         search = run_stitcher(
             "search", ENGLISH_QUESTION, "--collection", bilingual_collection, "--model", other

@@ -190,7 +190,7 @@ def test_the_installed_command_ingests_and_searches(
     )
     assert searched.returncode == 0, searched.stderr
     (hit,) = json.loads(searched.stdout)["results"]
-    assert hit["source"].endswith("rail.txt")
+    assert hit["path"].endswith("rail.txt")
     assert hit["text"] in EN
 
 

@@ -84,7 +84,7 @@ def test_a_search_loads_the_client_and_onnx_but_no_torch_or_langchain(
 
     assert result.returncode == 0, result.stderr
     passages = json.loads(result.stdout)["results"]
-    assert passages and passages[0]["source"].endswith("rail.txt")
+    assert passages and passages[0]["path"].endswith("rail.txt")
     # It really went the ONNX way to a real server (so the absence below means something) ...
     assert {"weaviate", "onnxruntime", "stitcher"} <= modules, sorted(modules)
     assert "using sentence-transformers" not in result.stderr

@@ -21,6 +21,7 @@ from datetime import date, datetime, timezone
 from typing import Any, Literal
 
 from stitcher.errors import FilterError, TenancyMismatch, setting
+from stitcher.ids import source_of
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 from stitcher.segment import keyword_text
 
@@ -363,10 +364,8 @@ SOURCE_FIELD = "source"
 PATH_FIELD = "path"
 PATH_PROPERTY = "source"
 
-
-def source_name(doc_id: str) -> str:
-    """The source a document belongs to: the first segment of its id."""
-    return doc_id.split("/", 1)[0]
+#: One definition of a document's source (stitcher.ids); the name the store modules use.
+source_name = source_of
 
 
 def source_names(condition: Any) -> list[str]:
