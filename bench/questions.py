@@ -748,6 +748,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="index and query without English stems (stitcher.segment.stem_english=False), "
         "to measure what they change",
     )
+    parser.add_argument(
+        "--embed-windows",
+        type=int,
+        default=0,
+        metavar="N",
+        help="vectors of each chunk's sentence window, at most N characters each side "
+        "(bench/window_vectors.py; issue 35 item 2)",
+    )
     parser.add_argument("--validate-only", action="store_true", help="check questions, stop")
     parser.add_argument("--dump", type=Path, help="write chunks and vectors for questions_e5.py")
     parser.add_argument("--out", type=Path, default=RESULTS / "questions-latest.md")
@@ -762,6 +770,10 @@ def main(argv: list[str] | None = None) -> int:
         from stitcher import segment
 
         segment.stem_english = False
+    if args.embed_windows:
+        import window_vectors
+
+        window_vectors.embed_windows(args.embed_windows)
     started = time.perf_counter()
     sets = [n for n in args.langs.split(",") if n]
     unknown = set(sets) - set(SETS)
