@@ -1,7 +1,7 @@
 """Options that many commands share, declared once, and the help panels that group options.
 
 Help texts are one short line: the details live in docs/cli.md. Value options carry a metavar
-(PATH, N, NAME) that says what to write; flags show none (stitcher.cli_help).
+(PATH, N, NAME) that says what to write; flags show none (stitcher.cli.help).
 """
 
 from __future__ import annotations

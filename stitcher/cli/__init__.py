@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
 
-from stitcher.cli_entities import entities_app
-from stitcher.cli_help import HELP_OPTION_NAMES, StitcherGroup
-from stitcher.cli_options import (
+from stitcher.cli.entities import entities_app
+from stitcher.cli.help import HELP_OPTION_NAMES, StitcherGroup
+from stitcher.cli.options import (
     ADVANCED,
     CHUNKING,
     COLLECTION,
@@ -50,7 +50,7 @@ from stitcher.cli_options import (
     UrlOpt,
     WaitOpt,
 )
-from stitcher.cli_output import print_json
+from stitcher.cli.output import print_json
 from stitcher.config import (
     DEFAULT_ALPHA,
     DEFAULT_CHUNK_OVERLAP,

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stitcher.cli_options import COLLECTION, GrpcOpt, JsonOpt, KeyOpt, UrlOpt, WaitOpt
-from stitcher.cli_output import print_json
+from stitcher.cli.options import COLLECTION, GrpcOpt, JsonOpt, KeyOpt, UrlOpt, WaitOpt
+from stitcher.cli.output import print_json
 from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import CollectionMissing
 from stitcher.graph.model import KINDS, name_key, read_entities
