@@ -15,16 +15,17 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Protocol
+from typing import Annotated, Any
 
 import typer
 
 from stitcher.cli.entities import entities_app
-from stitcher.cli.help import HELP_OPTION_NAMES, StitcherGroup
+from stitcher.cli.help import HELP_OPTION_NAMES, StitcherGroup, setting_flags
+from stitcher.cli.invocation import INVOCATION
+from stitcher.cli.library import build_local_server_on_first_use, install_server, open_stitcher
 from stitcher.cli.options import (
     ADVANCED,
     CHUNKING,
@@ -45,7 +46,15 @@ from stitcher.cli.options import (
     UrlOpt,
     WaitOpt,
 )
-from stitcher.cli.output import print_json
+from stitcher.cli.output import (
+    data_console,
+    echo_report,
+    error_console,
+    error_line,
+    notice_console,
+    print_json,
+    shown,
+)
 from stitcher.cli.process import InterruptWatch, process_seconds, quiet_third_parties
 from stitcher.config import (
     DEFAULT_ALPHA,
@@ -60,20 +69,12 @@ from stitcher.errors import (
     ExitStatus,
     StitcherError,
     UsageError,
-    names_a_setting,
     one_line,
-    worded,
 )
 
 # The library core (stitcher.api and what it stands on, render, doctor, server, transfer, ...)
 # and rich are imported inside the commands that use them: loading all of it takes about 0.3 s,
 # which `stitcher --help`, completion and a mistyped flag should not pay (tests/test_startup.py).
-
-if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.text import Text
-
-    from stitcher.api import Stitcher
 
 app = typer.Typer(
     help="Load documents into Weaviate and search them so every hit comes back as whole sentences.",
@@ -90,59 +91,7 @@ app.add_typer(entities_app, name="entities")
 app.add_typer(model_app, name="model")
 
 
-def _out() -> Console:
-    from rich.console import Console
-
-    return Console(soft_wrap=False, highlight=False, markup=False)
-
-
-class _Report(Protocol):
-    """What a command reports: its --json object, else one line."""
-
-    def to_json(self) -> dict[str, Any]: ...
-
-    def one_line(self) -> str: ...
-
-
-def _echo_report(report: _Report, as_json: bool) -> None:
-    """The report on stdout: its --json object, or its line."""
-    if as_json:
-        print_json(report.to_json())
-    else:
-        typer.echo(_line(report))
-
-
-def _line(report: _Report) -> str:
-    # one_line: a file's extension in the line may hold a newline
-    return one_line(report.one_line())
-
-
-def _err() -> Console:
-    """stderr for notices and progress: silent under `--quiet` (errors use `_errors()`)."""
-    from rich.console import Console
-
-    # soft_wrap: an error or notice stays one line however long the path in it (cron mail, grep)
-    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True, quiet=_OUTPUT.quiet)
-
-
-def _errors() -> Console:
-    """stderr for `error:` lines, which `--quiet` never silences."""
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-
-
 # --- global options: --version, --quiet, --verbose ------------------------------------------
-
-
-class _Output:
-    """What the global options asked for, read by `_err()` and the commands."""
-
-    quiet = False
-    verbose = False
-
-
-_OUTPUT = _Output()
 
 
 def _version_callback(value: bool) -> None:
@@ -174,79 +123,8 @@ def versions() -> dict[str, str]:
     return found
 
 
-@cache
-def _flags_of_settings() -> dict[str, str]:
-    """Each command-line option's long flag by its parameter name (`chunk_size` → `--chunk-size`),
-    over every command: the library names settings by those names (stitcher.errors.setting)."""
-    flags: dict[str, str] = {}
-    pending = [typer.main.get_command(app)]
-    while pending:
-        command = pending.pop()
-        pending.extend(getattr(command, "commands", {}).values())
-        for parameter in command.params:
-            long_flags = [opt for opt in getattr(parameter, "opts", []) if opt.startswith("--")]
-            if parameter.param_type_name == "option" and long_flags and parameter.name:
-                flags.setdefault(parameter.name, long_flags[0])
-    return flags
-
-
-def _worded(message: str) -> str:
-    """A library message as shown: the settings it names spelled as this command's flags, and
-    control characters (a newline or ESC in a file name) escaped, so it stays one line.
-
-    Every notice and every `error:` line passes here or through `_error_line`."""
-    spelled = worded(message, _flags_of_settings()) if names_a_setting(message) else message
-    return one_line(spelled)
-
-
-def _error_line(message: str) -> Text:
-    """`error: message` with only the label styled: the message is shown as it is, on one line
-    (control characters escaped: a crafted file name cannot forge a line of its own)."""
-    from rich.text import Text
-
-    return Text.assemble(("error:", "red"), " ", one_line(message))
-
-
-@contextmanager
-def _stitcher(
-    url: str | None,
-    api_key: str | None,
-    grpc_port: int | None,
-    collection: str,
-    *,
-    consistency: str = "quorum",
-    replication_factor: int | None = None,
-    tenant: str | None = None,
-) -> Iterator[Stitcher]:
-    from stitcher.api import Stitcher
-
-    err = _err()
-    with Stitcher(
-        url,
-        api_key,
-        collection,
-        grpc_port=grpc_port,
-        notice=lambda m: err.print(_worded(m)),
-        profile=_profile.name,
-        replication_factor=replication_factor,
-        consistency=consistency,
-        tenant=tenant,
-    ) as s:
-        if s.connection.url is None:
-            _build_local_server_on_first_use()
-        yield s
-
-
 # --- configuration: --profile, stitcher.toml, `config show` -----------------------------------
 
-
-class _Profile:
-    """The --profile of this invocation (set by the root callback, read by `_stitcher`)."""
-
-    name: str | None = None
-
-
-_profile = _Profile()
 
 #: Command options whose defaults come from the environment and stitcher.toml (flags still win).
 _CONFIGURABLE_OPTIONS = ("collection", "tenant", "model", "alpha", "limit", "device", "workers")
@@ -286,13 +164,20 @@ def _root(
     ] = False,
 ) -> None:
     """Load documents into Weaviate and search them so every hit comes back as whole sentences."""
-    _OUTPUT.quiet = quiet
-    _OUTPUT.verbose = verbose
+    INVOCATION.command = ctx.command
+    INVOCATION.quiet = quiet
+    INVOCATION.verbose = verbose
     quiet_third_parties(verbose)
-    _profile.name = profile
+    INVOCATION.profile = profile
     settings = load_settings(profile)  # a broken file fails every command the same way (exit 2)
     # click's default_map: values here replace an option's default, but not a flag given.
     ctx.default_map = _defaults_for(ctx.command, settings.overridden())
+
+
+@cache
+def _flags_of_settings() -> dict[str, str]:
+    """The long flag of each setting the library names, over every command of the app."""
+    return setting_flags(typer.main.get_command(app))
 
 
 def _defaults_for(command: object, values: dict[str, object]) -> dict[str, object]:
@@ -314,7 +199,7 @@ def _defaults_for(command: object, values: dict[str, object]) -> dict[str, objec
 @config_app.command("show")
 def config_show(as_json: JsonOpt = False) -> None:
     """The effective settings and where each comes from (flag, environment, file, default)."""
-    data = load_settings(_profile.name).to_json()
+    data = load_settings(INVOCATION.profile).to_json()
     if as_json:
         print_json(data, indent=2)
         return
@@ -332,32 +217,10 @@ def config_show(as_json: JsonOpt = False) -> None:
 # --- server ---------------------------------------------------------------------------------
 
 
-def _install_server() -> Path:
-    """`go install` the pinned Weaviate (a no-op when it is cached), showing its progress."""
-    from stitcher import render
-    from stitcher.provision import ensure_binary
-
-    err = _err()
-    # Go's own output goes to the log file the display names; a failure shows its last lines
-    # (on the error console: --quiet never hides why an install failed).
-    display = render.InstallDisplay(err, _errors(), live=err.is_terminal and not _OUTPUT.quiet)
-    with display:
-        return ensure_binary(events=display)
-
-
-def _build_local_server_on_first_use() -> None:
-    """A command that will start the local server builds it first when it is not built yet
-    (minutes, with `server install`'s progress) instead of failing with "run server install"."""
-    from stitcher.provision import binary_path
-
-    if not binary_path().is_file():
-        _install_server()
-
-
 @server_app.command("install")
 def server_install() -> None:
     """Build the pinned Weaviate server once (cached; ~8 minutes cold)."""
-    typer.echo(str(_install_server()))
+    typer.echo(str(install_server()))
 
 
 @server_app.command("start")
@@ -378,9 +241,9 @@ def server_start(
     """Start the local server (no-op when it is running) and print its URL."""
     from stitcher import server
 
-    _build_local_server_on_first_use()
-    err = _err()
-    info = server.start(notice=lambda m: err.print(_worded(m)), nodes=nodes, timeout=timeout)
+    build_local_server_on_first_use()
+    err = notice_console()
+    info = server.start(notice=lambda m: err.print(shown(m)), nodes=nodes, timeout=timeout)
     typer.echo(info.url)
     what = f"{info.node_count}-node cluster, entry node" if info.node_count > 1 else "running"
     err.print(
@@ -396,7 +259,7 @@ def server_stop() -> None:
 
     warm.stop_worker()  # its sessions point at this server
     stopped = server.stop()
-    _err().print("stopped" if stopped else "no local server was running")
+    notice_console().print("stopped" if stopped else "no local server was running")
 
 
 @server_app.command("status")
@@ -409,10 +272,10 @@ def server_status(as_json: JsonOpt = False) -> None:
     if as_json:
         print_json(data, indent=2)
     else:
-        render.server_status(_out(), data)
+        render.server_status(data_console(), data)
     if state.state in ("stale", "degraded"):
         # A script polling the status must not take a dead server for a healthy one.
-        _errors().print(_error_line(f"the local server is {state.state}: {state.detail}"))
+        error_console().print(error_line(f"the local server is {state.state}: {state.detail}"))
         raise typer.Exit(ExitStatus.FAILED)
 
 
@@ -439,9 +302,9 @@ def server_backup(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = No
     """
     from stitcher.api import backup_local
 
-    _build_local_server_on_first_use()
-    err = _err()
-    report = backup_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
+    build_local_server_on_first_use()
+    err = notice_console()
+    report = backup_local(backup_id, collections, notice=lambda m: err.print(shown(m)))
     typer.echo(report.one_line("created"))
 
 
@@ -450,9 +313,9 @@ def server_restore(backup_id: BackupIdOpt, collections: BackupCollectionsOpt = N
     """Restore collections from a backup of the local server (never over an existing one)."""
     from stitcher.api import restore_local
 
-    _build_local_server_on_first_use()
-    err = _err()
-    report = restore_local(backup_id, collections, notice=lambda m: err.print(_worded(m)))
+    build_local_server_on_first_use()
+    err = notice_console()
+    report = restore_local(backup_id, collections, notice=lambda m: err.print(shown(m)))
     typer.echo(report.one_line("restored"))
 
 
@@ -589,11 +452,11 @@ def ingest(
         device=device or "auto",
         workers=workers or 1,
     )
-    err = _err()
-    live = err.is_terminal and not _OUTPUT.quiet
-    display = render.IngestDisplay(err, _worded) if live else render.QuietDisplay(err, _worded)
+    err = notice_console()
+    live = err.is_terminal and not INVOCATION.quiet
+    display = render.IngestDisplay(err, shown) if live else render.QuietDisplay(err, shown)
     with (
-        _stitcher(
+        open_stitcher(
             url,
             api_key,
             grpc_port,
@@ -614,12 +477,14 @@ def ingest(
             reread=reread,
         )
     summary.seconds = process_seconds()  # the whole command's, as cron and `time` count it
-    for name, message in summary.problems(_worded).items():
-        _errors().print(_error_line(message if message.startswith(name) else f"{name}: {message}"))
+    for name, message in summary.problems(shown).items():
+        error_console().print(
+            error_line(message if message.startswith(name) else f"{name}: {message}")
+        )
     # Under --quiet a run that went well and changed nothing prints nothing: cron mails nobody.
     idle = not summary.changed and summary.exit_status == ExitStatus.OK
-    if not (_OUTPUT.quiet and idle) or as_json or dry_run:
-        _echo_report(summary, as_json)
+    if not (INVOCATION.quiet and idle) or as_json or dry_run:
+        echo_report(summary, as_json)
     if dry_run and not as_json:
         for label, names in (
             ("add", summary.added),
@@ -790,7 +655,7 @@ def search(
     )
     request.validate()
     warm_request = None
-    if queries is None and sql is None and not _OUTPUT.verbose:  # --verbose: warnings are live
+    if queries is None and sql is None and not INVOCATION.verbose:  # --verbose: warnings are live
         warm_request = _warm_request(
             warm,
             {
@@ -808,7 +673,7 @@ def search(
                 return
             if answered == "declined":  # a live worker left this one to us: start no other
                 warm_request = None
-    with _stitcher(
+    with open_stitcher(
         url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
     ) as s:
         if queries is not None:
@@ -820,16 +685,16 @@ def search(
                 )
                 for line in lines:
                     if line.strip():
-                        result = s.run(request.ranking(line.strip())).spelled(_worded)
+                        result = s.run(request.ranking(line.strip())).spelled(shown)
                         print_json(result.to_json(explain))
             return
-        result = s.run(request).spelled(_worded)
+        result = s.run(request).spelled(shown)
     if as_json:
         print_json(result.to_json(explain))
     else:
         from stitcher import render  # rich's panels: not loaded for --json and --queries
 
-        render.search_results(_out(), result, explain=explain)
+        render.search_results(data_console(), result, explain=explain)
     if warm_request is not None:
         _start_warm_worker(warm_request)
 
@@ -838,12 +703,14 @@ def _warm_request(flag: bool | None, request: dict[str, Any]) -> dict[str, Any] 
     """The worker's request for this search, or None when the worker is not to be used."""
     from stitcher import warm
 
-    settings = load_settings(_profile.name)
+    settings = load_settings(INVOCATION.profile)
     mode = {True: "always", False: "never", None: settings.value("warm")}[flag]
     if not warm.wanted(mode, stdin_tty=sys.stdin.isatty(), stdout_tty=sys.stdout.isatty()):
         return None
     try:
-        return warm.search_request(request, profile=_profile.name, idle=settings.value("warm_idle"))
+        return warm.search_request(
+            request, profile=INVOCATION.profile, idle=settings.value("warm_idle")
+        )
     except Exception:  # whatever it is, the in-process search meets it and reports it as usual
         return None
 
@@ -862,16 +729,16 @@ def _ask_warm_worker(request: dict[str, Any], explain: bool) -> str:
         return "absent"
     if answer.get("status") != "ok":
         return "declined"
-    err = _err()
+    err = notice_console()
     for message in answer.get("notices", ()):
-        err.print(_worded(message))
+        err.print(shown(message))
     if "json" in answer:
         typer.echo(_spelled_json(answer["json"]) if explain else answer["json"])
     else:
         from stitcher import render
 
-        result = warm.result_from_data(answer["result"]).spelled(_worded)
-        render.search_results(_out(), result, explain=explain)
+        result = warm.result_from_data(answer["result"]).spelled(shown)
+        render.search_results(data_console(), result, explain=explain)
     return "served"
 
 
@@ -881,7 +748,7 @@ def _spelled_json(text: str) -> str:
     data = json.loads(text)
     if "alpha_reason" not in data:
         return text
-    data["alpha_reason"] = _worded(data["alpha_reason"])
+    data["alpha_reason"] = shown(data["alpha_reason"])
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -891,7 +758,7 @@ def _start_warm_worker(request: dict[str, Any]) -> None:
     try:
         warm.start_worker(request, idle=request["idle"])
     except OSError as error:  # the search itself succeeded; the next one just runs in-process
-        _err().print(f"warning: no warm search worker: {error}")
+        notice_console().print(f"warning: no warm search worker: {error}")
 
 
 @app.command()
@@ -906,13 +773,13 @@ def fields(
     """Fields that --where can filter on, with types and example values."""
     from stitcher import render
 
-    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
+    with open_stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         found = s.fields()
     if as_json:
         rows = [{"name": f.name, "type": f.kind, "examples": list(f.examples)} for f in found]
         print_json(rows)
     else:
-        render.fields_table(_out(), found)
+        render.fields_table(data_console(), found)
 
 
 @app.command()
@@ -935,14 +802,14 @@ def stats(
     """
     from stitcher import render
 
-    with _stitcher(
+    with open_stitcher(
         url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
     ) as s:
         data = s.stats()
     if as_json:
         print_json(data)
     else:
-        render.stats_table(_out(), data, documents=documents, shards=_OUTPUT.verbose)
+        render.stats_table(data_console(), data, documents=documents, shards=INVOCATION.verbose)
 
 
 @app.command()
@@ -963,9 +830,9 @@ def adopt(
 
     Converts it in place (LangChain, parent_id chain) so that `stitcher ingest` can update it.
     """
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    with open_stitcher(url, api_key, grpc_port, collection) as s:
         report = s.adopt(root=str(root) if root else None, model=model, wait=wait)
-    _echo_report(report, as_json)
+    echo_report(report, as_json)
 
 
 # --- collections ----------------------------------------------------------------------------
@@ -993,10 +860,10 @@ def drop(
         raise UsageError("--tenant drops one tenant, --all-tenants all of them: give one")
     from stitcher import warm
 
-    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
+    with open_stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         existed = s.drop(wait=wait, all_tenants=all_tenants)
     warm.stop_worker()  # no session stays open on a collection that is gone
-    _err().print(f"dropped {what}" if existed else f"{what} did not exist")
+    notice_console().print(f"dropped {what}" if existed else f"{what} did not exist")
 
 
 # --- tenants: many knowledge bases in one collection ----------------------------------------
@@ -1019,13 +886,13 @@ def tenants_list(
         return
     from stitcher import render
 
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    with open_stitcher(url, api_key, grpc_port, collection) as s:
         found = s.tenants()
     if as_json:
         rows = [{"name": t.name, "status": t.status, "chunks": t.chunks} for t in found]
         print_json(rows)
     else:
-        render.tenants_table(_out(), found)
+        render.tenants_table(data_console(), found)
 
 
 TenantNameArg = Annotated[
@@ -1045,9 +912,9 @@ def tenants_deactivate(
 
     The next search or ingest of it activates it again by itself.
     """
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    with open_stitcher(url, api_key, grpc_port, collection) as s:
         before = s.set_tenant_active(name, False)
-    _err().print(f"tenant {name} of {s.collection}: {before} -> INACTIVE")
+    notice_console().print(f"tenant {name} of {s.collection}: {before} -> INACTIVE")
 
 
 @tenants_app.command("activate")
@@ -1059,9 +926,9 @@ def tenants_activate(
     grpc_port: GrpcOpt = None,
 ) -> None:
     """Load an inactive tenant again (ahead of its first search)."""
-    with _stitcher(url, api_key, grpc_port, collection) as s:
+    with open_stitcher(url, api_key, grpc_port, collection) as s:
         before = s.set_tenant_active(name, True)
-    _err().print(f"tenant {name} of {s.collection}: {before} -> ACTIVE")
+    notice_console().print(f"tenant {name} of {s.collection}: {before} -> ACTIVE")
 
 
 # --- export / import: moving a collection with its vectors -----------------------------------
@@ -1083,9 +950,9 @@ def export_command(
 
     Vectors and settings included; `stitcher import` reads it.
     """
-    with _stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
+    with open_stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
         report = s.export_to(file, stdout=sys.stdout, wait=wait)
-    _err().print(report.one_line())
+    notice_console().print(report.one_line())
 
 
 @app.command("import")
@@ -1125,9 +992,9 @@ def import_command(
     from stitcher.transfer import read_header
 
     name = into or read_header(file).collection
-    with _stitcher(url, api_key, grpc_port, name, tenant=into_tenant) as s:
+    with open_stitcher(url, api_key, grpc_port, name, tenant=into_tenant) as s:
         report = s.import_from(file, wait=wait)
-    _echo_report(report, as_json)
+    echo_report(report, as_json)
 
 
 # --- doctor ---------------------------------------------------------------------------------
@@ -1177,18 +1044,18 @@ def doctor(
     from stitcher import render
 
     options = checks.DoctorOptions(
-        connection=connection_settings(url, api_key, grpc_port, profile=_profile.name),
+        connection=connection_settings(url, api_key, grpc_port, profile=INVOCATION.profile),
         model=model,
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
         collection=collection,
         tenant=tenant,
     )
-    found = [check.spelled(_worded) for check in checks.run_checks(options)]
+    found = [check.spelled(shown) for check in checks.run_checks(options)]
     if as_json:
         print_json([c.to_json() for c in found])
     else:
-        render.doctor_report(_out(), found)
+        render.doctor_report(data_console(), found)
     raise typer.Exit(checks.exit_status(found))
 
 
@@ -1233,7 +1100,7 @@ def main(argv: list[str] | None = None) -> int:
         # its own error (pydantic building a validator reports a SchemaError): whatever failure
         # follows an interrupt is the interrupt.
         if status != ExitStatus.INTERRUPTED:
-            _errors().print("interrupted")
+            error_console().print("interrupted")
         return int(ExitStatus.INTERRUPTED)
     return status
 
@@ -1248,7 +1115,7 @@ def _run(argv: list[str] | None, show_traceback: bool) -> int:
     except StitcherError as error:
         if show_traceback:
             raise
-        _errors().print(_error_line(_scrub(error.worded(_flags_of_settings()))))
+        error_console().print(error_line(_scrub(error.worded(_flags_of_settings()))))
         return int(error.exit_status)
     except KeyboardInterrupt:  # outside click's own handler (which turns it into 130)
         outcome = ExitStatus.INTERRUPTED
@@ -1259,12 +1126,12 @@ def _run(argv: list[str] | None, show_traceback: bool) -> int:
         if show_traceback:
             raise
         detail = _first_line(_scrub(str(error)))
-        _errors().print(_error_line(f"unexpected {type(error).__name__}: {detail}"))
-        _errors().print("Run again with STITCHER_TRACEBACK=1 for the traceback.")
+        error_console().print(error_line(f"unexpected {type(error).__name__}: {detail}"))
+        error_console().print("Run again with STITCHER_TRACEBACK=1 for the traceback.")
         return int(ExitStatus.FAILED)
     status = _exit_status(outcome)
     if status == ExitStatus.INTERRUPTED:
-        _errors().print("interrupted")
+        error_console().print("interrupted")
     return status
 
 
@@ -1275,7 +1142,7 @@ def _exit_status(outcome: object) -> int:
         return int(ExitStatus.OK)
     if isinstance(outcome, int):  # ExitStatus and bool included
         return int(outcome)
-    _errors().print(str(outcome))
+    error_console().print(str(outcome))
     return int(ExitStatus.FAILED)
 
 
@@ -1287,7 +1154,7 @@ def _click_exit_code(error: Exception) -> int | None:
         show()
         return exit_code
     if type(error).__name__ == "Abort":  # click's answer to EOF on a prompt, or Ctrl-C
-        _errors().print("interrupted")
+        error_console().print("interrupted")
         return int(ExitStatus.INTERRUPTED)
     return None
 
