@@ -168,7 +168,7 @@ def test_every_way_a_command_ends_is_the_exit_status(
     probe_app = typer.Typer()
     probe_app.command("probe")(command)
     probe_app.command("other")(lambda: None)  # two commands: `probe` stays a sub-command
-    monkeypatch.setattr("stitcher.cli.app", probe_app)
+    monkeypatch.setattr("stitcher.cli.boundary.app", probe_app)
     assert main(["probe"]) == status
 
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from stitcher.cli.invocation import INVOCATION
 from stitcher.cli.output import error_console, notice_console, shown
 
-# The library core (stitcher.api and what it stands on, render, provision) is imported inside
-# the functions that use it: `stitcher --help` loads none of it (tests/test_startup.py).
+# The library core (stitcher.api and what it stands on, render, provision) is imported inside the
+# functions that use it: `stitcher --help` loads none of it (tests/test_startup.py).
 
 if TYPE_CHECKING:
     from stitcher.api import Stitcher
