@@ -20,6 +20,8 @@ from stitcher.cli.options import (
     TenantOpt,
     UrlOpt,
     WaitOpt,
+    flag,
+    value,
 )
 from stitcher.cli.output import data_console, echo_report, notice_console, print_json
 from stitcher.config import DEFAULT_COLLECTION
@@ -55,7 +57,7 @@ def stats(
     as_json: JsonOpt = False,
     documents: Annotated[
         bool,
-        typer.Option("--documents", help="Also each document's chunks.", rich_help_panel=OUTPUT),
+        flag("--documents", "Also each document's chunks.", OUTPUT),
     ] = False,
     consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,
@@ -82,7 +84,7 @@ def adopt(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     root: Annotated[
         Path | None,
-        typer.Option(metavar="FOLDER", help="Folder the seed ingested from (ids as ingest's)."),
+        value("FOLDER", "Folder the seed ingested from (ids as ingest's)."),
     ] = None,
     model: ModelOpt = None,
     wait: WaitOpt = False,
@@ -103,10 +105,10 @@ def adopt(
 def drop(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Really delete it.")] = False,
+    yes: Annotated[bool, flag("--yes", "Really delete it.")] = False,
     all_tenants: Annotated[
         bool,
-        typer.Option("--all-tenants", help="Drop a multi-tenant collection, every tenant."),
+        flag("--all-tenants", "Drop a multi-tenant collection, every tenant."),
     ] = False,
     wait: WaitOpt = False,
     url: UrlOpt = None,

@@ -7,7 +7,17 @@ from typing import Annotated
 import typer
 
 from stitcher.cli.invocation import INVOCATION
-from stitcher.cli.options import CHUNKING, COLLECTION, GrpcOpt, JsonOpt, KeyOpt, ModelOpt, UrlOpt
+from stitcher.cli.options import (
+    CHUNKING,
+    GrpcOpt,
+    JsonOpt,
+    KeyOpt,
+    ModelOpt,
+    UrlOpt,
+    collection_option,
+    tenant_option,
+    value,
+)
 from stitcher.cli.output import data_console, print_json, shown
 from stitcher.config import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, connection_settings
 
@@ -29,31 +39,19 @@ def model_export(model: ModelOpt = None) -> None:
 def doctor(
     collection: Annotated[
         str | None,
-        typer.Option(
-            "--collection",
-            "-c",
-            metavar="NAME",
-            help="Check only this collection.",
-            rich_help_panel=COLLECTION,
-        ),
+        collection_option("Check only this collection."),
     ] = None,
     tenant: Annotated[
         str | None,
-        typer.Option(
-            "--tenant",
-            metavar="NAME",
-            help="Also check this tenant (env: STITCHER_TENANT).",
-            show_default=False,
-            rich_help_panel=COLLECTION,
-        ),
+        tenant_option("Also check this tenant (env: STITCHER_TENANT)."),
     ] = None,
     model: ModelOpt = None,
     chunk_size: Annotated[
-        int, typer.Option(metavar="N", help="Chunk size ingest uses.", rich_help_panel=CHUNKING)
+        int, value("N", "Chunk size ingest uses.", CHUNKING)
     ] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[
         int,
-        typer.Option(metavar="N", help="Chunk overlap ingest uses.", rich_help_panel=CHUNKING),
+        value("N", "Chunk overlap ingest uses.", CHUNKING),
     ] = DEFAULT_CHUNK_OVERLAP,
     as_json: JsonOpt = False,
     url: UrlOpt = None,

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stitcher.cli.options import COLLECTION, GrpcOpt, JsonOpt, KeyOpt, UrlOpt, WaitOpt
+from stitcher.cli.options import (
+    GrpcOpt,
+    JsonOpt,
+    KeyOpt,
+    UrlOpt,
+    WaitOpt,
+    collection_option,
+    tenant_option,
+    value,
+)
 from stitcher.cli.output import print_json
 from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import CollectionMissing
@@ -32,27 +41,15 @@ entities_app = typer.Typer(
 
 _CollectionOpt = Annotated[
     str,
-    typer.Option(
-        "--collection",
-        "-c",
-        metavar="NAME",
-        help="Collection whose documents mention them.",
-        rich_help_panel=COLLECTION,
-    ),
+    collection_option("Collection whose documents mention them."),
 ]
 _TenantOpt = Annotated[
     str | None,
-    typer.Option(
-        "--tenant",
-        metavar="NAME",
-        help="Only this tenant's chunks (env: STITCHER_TENANT).",
-        show_default=False,
-        rich_help_panel=COLLECTION,
-    ),
+    tenant_option("Only this tenant's chunks (env: STITCHER_TENANT)."),
 ]
 _KindOpt = Annotated[
     str | None,
-    typer.Option("--kind", metavar="KIND", help="organization or person. Default: from the rows."),
+    value("KIND", "organization or person. Default: from the rows.", None, "--kind"),
 ]
 
 

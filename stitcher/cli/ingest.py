@@ -27,6 +27,8 @@ from stitcher.cli.options import (
     TenantOpt,
     UrlOpt,
     WaitOpt,
+    flag,
+    value,
 )
 from stitcher.cli.output import echo_report, error_console, error_line, notice_console, shown
 from stitcher.cli.process import process_seconds
@@ -44,90 +46,59 @@ def ingest(
     ],
     glob: Annotated[
         str | None,
-        typer.Option(
-            metavar="GLOB", help="Only files matching it, e.g. '**/*.md'.", rich_help_panel=INPUT
-        ),
+        value("GLOB", "Only files matching it, e.g. '**/*.md'.", INPUT),
     ] = None,
     source: Annotated[
         str | None,
-        typer.Option(
-            metavar="NAME", help="Source name. Default: the folder's name.", rich_help_panel=INPUT
-        ),
+        value("NAME", "Source name. Default: the folder's name.", INPUT),
     ] = None,
     tag: Annotated[
         list[str] | None,
-        typer.Option(
-            "--tag", metavar="TAG", help="Tag every document (repeatable).", rich_help_panel=INPUT
-        ),
+        value("TAG", "Tag every document (repeatable).", INPUT, "--tag"),
     ] = None,
     tags_from_dirs: Annotated[
         bool,
-        typer.Option(
-            "--tags-from-dirs", help="Tag documents with their folder names.", rich_help_panel=INPUT
-        ),
+        flag("--tags-from-dirs", "Tag documents with their folder names.", INPUT),
     ] = False,
     mentions_from: Annotated[
         Path | None,
-        typer.Option(
-            metavar="FILE", help="Organizations each document mentions.", rich_help_panel=INPUT
-        ),
+        value("FILE", "Organizations each document mentions.", INPUT),
     ] = None,
-    chunk_size: Annotated[
-        int, typer.Option(metavar="N", help="Characters per chunk.", rich_help_panel=CHUNKING)
-    ] = DEFAULT_CHUNK_SIZE,
+    chunk_size: Annotated[int, value("N", "Characters per chunk.", CHUNKING)] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[
         int,
-        typer.Option(metavar="N", help="Characters neighbours share.", rich_help_panel=CHUNKING),
+        value("N", "Characters neighbours share.", CHUNKING),
     ] = DEFAULT_CHUNK_OVERLAP,
     model: ModelOpt = None,
-    batch_size: Annotated[
-        int, typer.Option(metavar="N", help="Texts per embedding batch.", rich_help_panel=MODEL)
-    ] = 32,
+    batch_size: Annotated[int, value("N", "Texts per embedding batch.", MODEL)] = 32,
     device: Annotated[
         str | None,
-        typer.Option(
-            metavar="DEVICE",
-            help="cpu, cuda or auto (env: STITCHER_DEVICE).",
-            rich_help_panel=MODEL,
-        ),
+        value("DEVICE", "cpu, cuda or auto (env: STITCHER_DEVICE).", MODEL),
     ] = None,
     workers: Annotated[
         int | None,
-        typer.Option(
-            metavar="N",
-            min=1,
-            help="Encode processes (env: STITCHER_WORKERS).",
-            rich_help_panel=MODEL,
-        ),
+        value("N", "Encode processes (env: STITCHER_WORKERS).", MODEL, min=1),
     ] = None,
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     replication_factor: ReplicationOpt = None,
     prune: Annotated[
         bool,
-        typer.Option(
-            "--prune", help="Delete documents whose files vanished.", rich_help_panel=COLLECTION
-        ),
+        flag("--prune", "Delete documents whose files vanished.", COLLECTION),
     ] = False,
     max_delete: Annotated[
         str | None,
-        typer.Option(
-            metavar="N|P%",
-            help="Most --prune deletes (default 50%).",
-            rich_help_panel=COLLECTION,
-        ),
+        value("N|P%", "Most --prune deletes (default 50%).", COLLECTION),
     ] = None,
     dry_run: Annotated[
         bool,
-        typer.Option(
-            "--dry-run", help="Show what would change; write nothing.", rich_help_panel=OUTPUT
-        ),
+        flag("--dry-run", "Show what would change; write nothing.", OUTPUT),
     ] = False,
     as_json: JsonOpt = False,
     wait: WaitOpt = False,
     reread: Annotated[
         bool,
-        typer.Option("--reread", help="Load unchanged files too.", rich_help_panel=ADVANCED),
+        flag("--reread", "Load unchanged files too.", ADVANCED),
     ] = False,
     consistency: ConsistencyOpt = "quorum",
     url: UrlOpt = None,

@@ -6,7 +6,7 @@ Help texts are one short line: the details live in docs/cli.md. Value options ca
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -21,86 +21,71 @@ SERVER = "Server"
 OUTPUT = "Output"
 ADVANCED = "Advanced"
 
+
+def flag(name: str, help: str, panel: str | None = None) -> Any:
+    """A flag (`--prune`): it takes no value, so its help shows none."""
+    return typer.Option(name, help=help, rich_help_panel=panel)
+
+
+def value(metavar: str, help: str, panel: str | None = None, *names: str, **more: Any) -> Any:
+    """An option that takes a value: `metavar` says what to write (N, NAME, FILE); `names` where
+    the parameter's own name is not the flag (`--limit`, `-k`); `more` as typer.Option takes it."""
+    return typer.Option(*names, metavar=metavar, help=help, rich_help_panel=panel, **more)
+
+
+def collection_option(help: str = "Collection to use.", panel: str | None = COLLECTION) -> Any:
+    """`--collection`/`-c NAME`, whatever a command uses the collection for."""
+    return value("NAME", help, panel, "--collection", "-c")
+
+
+def tenant_option(help: str = "Tenant (env: STITCHER_TENANT).") -> Any:
+    """`--tenant NAME`, whatever a command uses the tenant for."""
+    return value("NAME", help, COLLECTION, "--tenant", show_default=False)
+
+
 UrlOpt = Annotated[
     str | None,
-    typer.Option(
-        "--url",
-        metavar="URL",
-        help="Remote Weaviate URL (env: WEAVIATE_URL).",
-        rich_help_panel=SERVER,
-    ),
+    value("URL", "Remote Weaviate URL (env: WEAVIATE_URL).", SERVER, "--url"),
 ]
 KeyOpt = Annotated[
     str | None,
-    typer.Option(
-        "--api-key",
-        metavar="KEY",
-        help="API key for --url (env: WEAVIATE_API_KEY).",
-        show_default=False,
-        rich_help_panel=SERVER,
+    value(
+        "KEY", "API key for --url (env: WEAVIATE_API_KEY).", SERVER, "--api-key", show_default=False
     ),
 ]
 GrpcOpt = Annotated[
     int | None,
-    typer.Option(
-        "--grpc-port",
-        metavar="PORT",
-        help="gRPC port of --url (env: WEAVIATE_GRPC_PORT).",
-        rich_help_panel=SERVER,
-    ),
+    value("PORT", "gRPC port of --url (env: WEAVIATE_GRPC_PORT).", SERVER, "--grpc-port"),
 ]
-CollectionOpt = Annotated[
-    str,
-    typer.Option(
-        "--collection", "-c", metavar="NAME", help="Collection to use.", rich_help_panel=COLLECTION
-    ),
-]
-TenantOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--tenant",
-        metavar="NAME",
-        help="Tenant (env: STITCHER_TENANT).",
-        show_default=False,
-        rich_help_panel=COLLECTION,
-    ),
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print JSON on stdout.", rich_help_panel=OUTPUT)
-]
+CollectionOpt = Annotated[str, collection_option()]
+TenantOpt = Annotated[str | None, tenant_option()]
+JsonOpt = Annotated[bool, flag("--json", "Print JSON on stdout.", OUTPUT)]
 ModelOpt = Annotated[
     str | None,
-    typer.Option(
-        "--model",
-        metavar="NAME",
-        help="Embedding model. Default: all-MiniLM-L6-v2.",
-        rich_help_panel=MODEL,
-    ),
+    value("NAME", "Embedding model. Default: all-MiniLM-L6-v2.", MODEL, "--model"),
 ]
 ConsistencyOpt = Annotated[
     str,
-    typer.Option(
+    value(
+        "LEVEL",
+        "Replicas to answer: one, quorum (default), all.",
+        SERVER,
         "--consistency",
-        metavar="LEVEL",
-        help="Replicas to answer: one, quorum (default), all.",
         show_default=False,
         case_sensitive=False,
-        rich_help_panel=SERVER,
     ),
 ]
 ReplicationOpt = Annotated[
     int | None,
-    typer.Option(
+    value(
+        "N",
+        "Copies of a new collection (1; cluster: 3).",
+        COLLECTION,
         "--replication-factor",
-        metavar="N",
         min=1,
-        help="Copies of a new collection (1; cluster: 3).",
-        rich_help_panel=COLLECTION,
     ),
 ]
 WaitOpt = Annotated[
     bool,
-    typer.Option(
-        "--wait", help="Wait for a running writer instead of exiting.", rich_help_panel=ADVANCED
-    ),
+    flag("--wait", "Wait for a running writer instead of exiting.", ADVANCED),
 ]

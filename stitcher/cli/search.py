@@ -25,23 +25,26 @@ from stitcher.cli.options import (
     ModelOpt,
     TenantOpt,
     UrlOpt,
+    flag,
+    value,
 )
 from stitcher.cli.output import data_console, print_json, shown
 from stitcher.cli.warm_client import ask_warm_worker, start_warm_worker, worker_request
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_COLLECTION, DEFAULT_MAX_EXTEND
 from stitcher.errors import UsageError
 
-# The library core (stitcher.request, where and render) is imported inside the functions that use
-# it: `stitcher --help`, completion and a mistyped flag load none of it (tests/test_startup.py).
+# The library core (stitcher.request, where and render) is imported inside the functions that
+# use it: `stitcher --help`, completion and a mistyped flag load none of it
+# (tests/test_startup.py).
 
 WhereOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    value(
+        "FILTER",
+        "field=value, field>=v, ...: all must hold (repeatable).",
+        FILTERS,
         "--where",
         "-w",
-        metavar="FILTER",
-        help="field=value, field>=v, ...: all must hold (repeatable).",
-        rich_help_panel=FILTERS,
     ),
 ]
 
@@ -53,82 +56,49 @@ def search(
     ] = None,
     limit: Annotated[
         int,
-        typer.Option(
-            "--limit", "-k", metavar="N", help="Passages to return.", rich_help_panel=QUERY
-        ),
+        value("N", "Passages to return.", QUERY, "--limit", "-k"),
     ] = 5,
     alpha: Annotated[
         float | None,
-        typer.Option(
-            metavar="0..1",
-            help=f"Vector weight (0: keyword only). Default: {DEFAULT_ALPHA}.",
-            rich_help_panel=QUERY,
-        ),
+        value("0..1", f"Vector weight (0: keyword only). Default: {DEFAULT_ALPHA}.", QUERY),
     ] = None,
     fusion: Annotated[
         str,
-        typer.Option(
-            metavar="KIND", help="relative (scores) or ranked (ranks).", rich_help_panel=QUERY
-        ),
+        value("KIND", "relative (scores) or ranked (ranks).", QUERY),
     ] = "relative",
-    no_stitch: Annotated[
-        bool, typer.Option("--no-stitch", help="Return the raw chunks.", rich_help_panel=QUERY)
-    ] = False,
+    no_stitch: Annotated[bool, flag("--no-stitch", "Return the raw chunks.", QUERY)] = False,
     max_extend: Annotated[
         int,
-        typer.Option(
-            metavar="N", help="Characters stitching may add per side.", rich_help_panel=QUERY
-        ),
+        value("N", "Characters stitching may add per side.", QUERY),
     ] = DEFAULT_MAX_EXTEND,
     where: WhereOpt = None,
     where_any: Annotated[
         list[str] | None,
-        typer.Option(
-            "--where-any",
-            metavar="FILTER",
-            help="Filter; one must hold (repeatable).",
-            rich_help_panel=FILTERS,
-        ),
+        value("FILTER", "Filter; one must hold (repeatable).", FILTERS, "--where-any"),
     ] = None,
     latest: Annotated[
         bool,
-        typer.Option(
-            "--latest", help="Newest documents first, no ranking.", rich_help_panel=FILTERS
-        ),
+        flag("--latest", "Newest documents first, no ranking.", FILTERS),
     ] = False,
     doc: Annotated[
         str | None,
-        typer.Option(
-            metavar="NAME",
-            help="Only this document (fuzzy title or path).",
-            rich_help_panel=FILTERS,
-        ),
+        value("NAME", "Only this document (fuzzy title or path).", FILTERS),
     ] = None,
     org: Annotated[
         str | None,
-        typer.Option(
-            metavar="NAME",
-            help="Only chunks mentioning this organization.",
-            rich_help_panel=FILTERS,
-        ),
+        value("NAME", "Only chunks mentioning this organization.", FILTERS),
     ] = None,
     sql: Annotated[
         str | None,
-        typer.Option(
-            metavar="SQL", help="Documents selected by SQL (with --db).", rich_help_panel=FILTERS
-        ),
+        value("SQL", "Documents selected by SQL (with --db).", FILTERS),
     ] = None,
     db: Annotated[
         Path | None,
-        typer.Option(
-            metavar="FILE", help="SQLite file for --sql (read-only).", rich_help_panel=FILTERS
-        ),
+        value("FILE", "SQLite file for --sql (read-only).", FILTERS),
     ] = None,
     join: Annotated[
         str,
-        typer.Option(
-            metavar="FIELD", help="Field the --sql values match.", rich_help_panel=FILTERS
-        ),
+        value("FIELD", "Field the --sql values match.", FILTERS),
     ] = "title",
     model: ModelOpt = None,
     collection: CollectionOpt = DEFAULT_COLLECTION,
@@ -136,13 +106,11 @@ def search(
     as_json: JsonOpt = False,
     explain: Annotated[
         bool,
-        typer.Option("--explain", help="Show how each score was made.", rich_help_panel=OUTPUT),
+        flag("--explain", "Show how each score was made.", OUTPUT),
     ] = False,
     queries: Annotated[
         Path | None,
-        typer.Option(
-            metavar="FILE", help="One query per line (- stdin); JSON Lines.", rich_help_panel=OUTPUT
-        ),
+        value("FILE", "One query per line (- stdin); JSON Lines.", OUTPUT),
     ] = None,
     warm: Annotated[
         bool | None,

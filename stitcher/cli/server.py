@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from stitcher.cli.library import build_local_server_on_first_use, install_server
-from stitcher.cli.options import JsonOpt
+from stitcher.cli.options import JsonOpt, collection_option, value
 from stitcher.cli.output import (
     data_console,
     error_console,
@@ -35,16 +35,15 @@ def server_install() -> None:
 def server_start(
     nodes: Annotated[
         int | None,
-        typer.Option(
+        value(
+            "N",
+            "1, or a local cluster of N nodes. Default: as now, else 1.",
+            None,
             "--nodes",
-            metavar="N",
             min=1,
-            help="1, or a local cluster of N nodes. Default: as now, else 1.",
         ),
     ] = None,
-    timeout: Annotated[
-        float, typer.Option(metavar="SECONDS", help="How long to wait until it is ready.")
-    ] = 120,
+    timeout: Annotated[float, value("SECONDS", "How long to wait until it is ready.")] = 120,
 ) -> None:
     """Start the local server (no-op when it is running) and print its URL."""
     from stitcher import server
@@ -89,12 +88,7 @@ def server_status(as_json: JsonOpt = False) -> None:
 
 BackupCollectionsOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--collection",
-        "-c",
-        metavar="NAME",
-        help="Only this collection (repeatable). Default: all.",
-    ),
+    collection_option("Only this collection (repeatable). Default: all.", panel=None),
 ]
 BackupIdOpt = Annotated[
     str,

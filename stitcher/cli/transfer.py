@@ -9,7 +9,6 @@ import typer
 
 from stitcher.cli.library import open_stitcher
 from stitcher.cli.options import (
-    COLLECTION,
     CollectionOpt,
     GrpcOpt,
     JsonOpt,
@@ -17,6 +16,8 @@ from stitcher.cli.options import (
     TenantOpt,
     UrlOpt,
     WaitOpt,
+    collection_option,
+    tenant_option,
 )
 from stitcher.cli.output import echo_report, notice_console
 from stitcher.config import DEFAULT_COLLECTION
@@ -52,20 +53,12 @@ def import_command(
     # Not named `collection`: a profile's collection must not redirect an import silently.
     into: Annotated[
         str | None,
-        typer.Option(
-            "--collection",
-            "-c",
-            metavar="NAME",
-            help="Import under this name. Default: the file's.",
-            rich_help_panel=COLLECTION,
-        ),
+        collection_option("Import under this name. Default: the file's."),
     ] = None,
     # Not `tenant` either, for the same reason: only the flag names the tenant imported into.
     into_tenant: Annotated[
         str | None,
-        typer.Option(
-            "--tenant", metavar="NAME", help="Import as this tenant.", rich_help_panel=COLLECTION
-        ),
+        tenant_option("Import as this tenant."),
     ] = None,
     wait: WaitOpt = False,
     as_json: JsonOpt = False,
