@@ -13,13 +13,12 @@ from stitcher.cli.options import (
     OUTPUT,
     CollectionOpt,
     ConsistencyOpt,
-    GrpcOpt,
     JsonOpt,
-    KeyOpt,
     ModelOpt,
+    ServerFlags,
     TenantOpt,
-    UrlOpt,
     WaitOpt,
+    connecting,
     flag,
     value,
 )
@@ -31,18 +30,18 @@ from stitcher.errors import UsageError
 # `stitcher --help`, completion and a mistyped flag load none of it (tests/test_startup.py).
 
 
+@connecting
 def fields(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     as_json: JsonOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Fields that --where can filter on, with types and example values."""
     from stitcher import render
 
-    with open_stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
+    with open_stitcher(server, collection, tenant=tenant) as s:
         found = s.fields()
     if as_json:
         rows = [{"name": f.name, "type": f.kind, "examples": list(f.examples)} for f in found]
@@ -51,6 +50,7 @@ def fields(
         render.fields_table(data_console(), found)
 
 
+@connecting
 def stats(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
@@ -60,9 +60,8 @@ def stats(
         flag("--documents", "Also each document's chunks.", OUTPUT),
     ] = False,
     consistency: ConsistencyOpt = "quorum",
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Documents and chunks of a collection, per source.
 
@@ -70,9 +69,7 @@ def stats(
     """
     from stitcher import render
 
-    with open_stitcher(
-        url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
-    ) as s:
+    with open_stitcher(server, collection, consistency=consistency, tenant=tenant) as s:
         data = s.stats()
     if as_json:
         print_json(data)
@@ -80,6 +77,7 @@ def stats(
         render.stats_table(data_console(), data, documents=documents, shards=INVOCATION.verbose)
 
 
+@connecting
 def adopt(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     root: Annotated[
@@ -89,19 +87,19 @@ def adopt(
     model: ModelOpt = None,
     wait: WaitOpt = False,
     as_json: JsonOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Take over a collection built the seed's way, keeping its vectors.
 
     Converts it in place (LangChain, parent_id chain) so that `stitcher ingest` can update it.
     """
-    with open_stitcher(url, api_key, grpc_port, collection) as s:
+    with open_stitcher(server, collection) as s:
         report = s.adopt(root=str(root) if root else None, model=model, wait=wait)
     echo_report(report, as_json)
 
 
+@connecting
 def drop(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
@@ -111,9 +109,8 @@ def drop(
         flag("--all-tenants", "Drop a multi-tenant collection, every tenant."),
     ] = False,
     wait: WaitOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Delete a collection or one tenant of it (needs --yes)."""
     what = collection if tenant is None else f"tenant {tenant} of {collection}"
@@ -123,7 +120,7 @@ def drop(
         raise UsageError("--tenant drops one tenant, --all-tenants all of them: give one")
     from stitcher import warm
 
-    with open_stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
+    with open_stitcher(server, collection, tenant=tenant) as s:
         existed = s.drop(wait=wait, all_tenants=all_tenants)
     warm.stop_worker()  # no session stays open on a collection that is gone
     notice_console().print(f"dropped {what}" if existed else f"{what} did not exist")
@@ -135,20 +132,20 @@ tenants_app = typer.Typer(help="Tenants of a multi-tenant collection: list, (de)
 
 
 @tenants_app.callback(invoke_without_command=True)
+@connecting
 def tenants_list(
     ctx: typer.Context,
     collection: CollectionOpt = DEFAULT_COLLECTION,
     as_json: JsonOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """List the tenants: name, status, chunks (not counted for inactive ones)."""
     if ctx.invoked_subcommand is not None:
         return
     from stitcher import render
 
-    with open_stitcher(url, api_key, grpc_port, collection) as s:
+    with open_stitcher(server, collection) as s:
         found = s.tenants()
     if as_json:
         rows = [{"name": t.name, "status": t.status, "chunks": t.chunks} for t in found]
@@ -163,31 +160,31 @@ TenantNameArg = Annotated[
 
 
 @tenants_app.command("deactivate")
+@connecting
 def tenants_deactivate(
     name: TenantNameArg,
     collection: CollectionOpt = DEFAULT_COLLECTION,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Unload a tenant from the server's memory (its files stay on disk).
 
     The next search or ingest of it activates it again by itself.
     """
-    with open_stitcher(url, api_key, grpc_port, collection) as s:
+    with open_stitcher(server, collection) as s:
         before = s.set_tenant_active(name, False)
     notice_console().print(f"tenant {name} of {s.collection}: {before} -> INACTIVE")
 
 
 @tenants_app.command("activate")
+@connecting
 def tenants_activate(
     name: TenantNameArg,
     collection: CollectionOpt = DEFAULT_COLLECTION,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Load an inactive tenant again (ahead of its first search)."""
-    with open_stitcher(url, api_key, grpc_port, collection) as s:
+    with open_stitcher(server, collection) as s:
         before = s.set_tenant_active(name, True)
     notice_console().print(f"tenant {name} of {s.collection}: {before} -> ACTIVE")

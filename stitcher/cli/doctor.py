@@ -9,12 +9,11 @@ import typer
 from stitcher.cli.invocation import INVOCATION
 from stitcher.cli.options import (
     CHUNKING,
-    GrpcOpt,
     JsonOpt,
-    KeyOpt,
     ModelOpt,
-    UrlOpt,
+    ServerFlags,
     collection_option,
+    connecting,
     tenant_option,
     value,
 )
@@ -36,6 +35,7 @@ def model_export(model: ModelOpt = None) -> None:
         typer.echo(str(path))
 
 
+@connecting
 def doctor(
     collection: Annotated[
         str | None,
@@ -54,9 +54,8 @@ def doctor(
         value("N", "Chunk overlap ingest uses.", CHUNKING),
     ] = DEFAULT_CHUNK_OVERLAP,
     as_json: JsonOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Check the setup, one line each with the fix; changes nothing.
 
@@ -67,7 +66,9 @@ def doctor(
     from stitcher import render
 
     options = checks.DoctorOptions(
-        connection=connection_settings(url, api_key, grpc_port, profile=INVOCATION.profile),
+        connection=connection_settings(
+            server.url, server.api_key, server.grpc_port, profile=INVOCATION.profile
+        ),
         model=model,
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,

@@ -19,14 +19,13 @@ from stitcher.cli.options import (
     OUTPUT,
     CollectionOpt,
     ConsistencyOpt,
-    GrpcOpt,
     JsonOpt,
-    KeyOpt,
     ModelOpt,
     ReplicationOpt,
+    ServerFlags,
     TenantOpt,
-    UrlOpt,
     WaitOpt,
+    connecting,
     flag,
     value,
 )
@@ -39,6 +38,7 @@ from stitcher.errors import ExitStatus, one_line
 # it: `stitcher --help`, completion and a mistyped flag load none of it (tests/test_startup.py).
 
 
+@connecting
 def ingest(
     paths: Annotated[
         list[str],
@@ -101,9 +101,8 @@ def ingest(
         flag("--reread", "Load unchanged files too.", ADVANCED),
     ] = False,
     consistency: ConsistencyOpt = "quorum",
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Load files into a collection; safe to re-run."""
     from stitcher import render
@@ -130,9 +129,7 @@ def ingest(
     display = render.IngestDisplay(err, shown) if live else render.QuietDisplay(err, shown)
     with (
         open_stitcher(
-            url,
-            api_key,
-            grpc_port,
+            server,
             collection,
             consistency=consistency,
             replication_factor=replication_factor,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stitcher.cli.invocation import INVOCATION
+from stitcher.cli.options import ServerFlags
 from stitcher.cli.output import error_console, notice_console, shown
 
 # The library core (stitcher.api and what it stands on, render, provision) is imported inside the
@@ -20,9 +21,7 @@ if TYPE_CHECKING:
 
 @contextmanager
 def open_stitcher(
-    url: str | None,
-    api_key: str | None,
-    grpc_port: int | None,
+    server: ServerFlags,
     collection: str,
     *,
     consistency: str = "quorum",
@@ -33,10 +32,10 @@ def open_stitcher(
 
     err = notice_console()
     with Stitcher(
-        url,
-        api_key,
+        server.url,
+        server.api_key,
         collection,
-        grpc_port=grpc_port,
+        grpc_port=server.grpc_port,
         notice=lambda m: err.print(shown(m)),
         profile=INVOCATION.profile,
         replication_factor=replication_factor,

@@ -6,6 +6,10 @@ Help texts are one short line: the details live in docs/cli.md. Value options ca
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -89,3 +93,43 @@ WaitOpt = Annotated[
     bool,
     flag("--wait", "Wait for a running writer instead of exiting.", ADVANCED),
 ]
+
+
+@dataclass(frozen=True)
+class ServerFlags:
+    """The server a command talks to, as --url, --api-key and --grpc-port gave it (None: the
+    profile's or the environment's value, else the local server)."""
+
+    url: str | None = None
+    api_key: str | None = None
+    grpc_port: int | None = None
+
+
+_SERVER_OPTIONS = {"url": UrlOpt, "api_key": KeyOpt, "grpc_port": GrpcOpt}
+
+
+def connecting(command: Callable[..., None]) -> Callable[..., None]:
+    """`command`, which takes `server: ServerFlags`, as typer sees a command whose last options
+    are --url, --api-key and --grpc-port: declared here once, handed to the command as one."""
+    signature = inspect.signature(command, eval_str=True)
+    kept = [p for p in signature.parameters.values() if p.name != "server"]
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option)
+        for name, option in _SERVER_OPTIONS.items()
+    ]
+
+    @functools.wraps(command)
+    def with_server(
+        *args: Any,
+        url: str | None = None,
+        api_key: str | None = None,
+        grpc_port: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        command(*args, server=ServerFlags(url, api_key, grpc_port), **kwargs)
+
+    # typer reads a command's options from its signature, and its annotations for the rest
+    parameters = [*kept, *added]
+    with_server.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    with_server.__annotations__ = {p.name: p.annotation for p in parameters}
+    return with_server

@@ -19,12 +19,11 @@ from stitcher.cli.options import (
     QUERY,
     CollectionOpt,
     ConsistencyOpt,
-    GrpcOpt,
     JsonOpt,
-    KeyOpt,
     ModelOpt,
+    ServerFlags,
     TenantOpt,
-    UrlOpt,
+    connecting,
     flag,
     value,
 )
@@ -49,6 +48,7 @@ WhereOpt = Annotated[
 ]
 
 
+@connecting
 def search(
     query: Annotated[
         str | None,
@@ -122,9 +122,8 @@ def search(
         ),
     ] = None,
     consistency: ConsistencyOpt = "quorum",
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Hybrid search; every hit comes back as whole sentences."""
     from stitcher.request import SearchRequest, SqlJoin
@@ -155,7 +154,7 @@ def search(
         warm_request = worker_request(
             warm,
             {
-                "connection": (url, api_key, grpc_port),
+                "connection": (server.url, server.api_key, server.grpc_port),
                 "collection": collection,
                 "tenant": tenant,
                 "consistency": consistency,
@@ -169,9 +168,7 @@ def search(
                 return
             if answered == "declined":  # a live worker left this one to us: start no other
                 warm_request = None
-    with open_stitcher(
-        url, api_key, grpc_port, collection, consistency=consistency, tenant=tenant
-    ) as s:
+    with open_stitcher(server, collection, consistency=consistency, tenant=tenant) as s:
         if queries is not None:
             with ExitStack() as stack:
                 lines = (

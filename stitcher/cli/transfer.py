@@ -10,13 +10,12 @@ import typer
 from stitcher.cli.library import open_stitcher
 from stitcher.cli.options import (
     CollectionOpt,
-    GrpcOpt,
     JsonOpt,
-    KeyOpt,
+    ServerFlags,
     TenantOpt,
-    UrlOpt,
     WaitOpt,
     collection_option,
+    connecting,
     tenant_option,
 )
 from stitcher.cli.output import echo_report, notice_console
@@ -26,6 +25,7 @@ from stitcher.config import DEFAULT_COLLECTION
 # --help`, completion and a mistyped flag load none of it (tests/test_startup.py).
 
 
+@connecting
 def export_command(
     file: Annotated[
         str, typer.Argument(metavar="FILE", help="JSON Lines file (.gz: gzip; -: stdout).")
@@ -33,19 +33,19 @@ def export_command(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     wait: WaitOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Write a collection (or one tenant) with its vectors to a file.
 
     Vectors and settings included; `stitcher import` reads it.
     """
-    with open_stitcher(url, api_key, grpc_port, collection, tenant=tenant) as s:
+    with open_stitcher(server, collection, tenant=tenant) as s:
         report = s.export_to(file, stdout=sys.stdout, wait=wait)
     notice_console().print(report.one_line())
 
 
+@connecting
 def import_command(
     file: Annotated[
         str, typer.Argument(metavar="FILE", help="A file written by `stitcher export`.")
@@ -62,9 +62,8 @@ def import_command(
     ] = None,
     wait: WaitOpt = False,
     as_json: JsonOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Create a collection from an export file, vectors included.
 
@@ -74,6 +73,6 @@ def import_command(
     from stitcher.transfer import read_header
 
     name = into or read_header(file).collection
-    with open_stitcher(url, api_key, grpc_port, name, tenant=into_tenant) as s:
+    with open_stitcher(server, name, tenant=into_tenant) as s:
         report = s.import_from(file, wait=wait)
     echo_report(report, as_json)
