@@ -55,10 +55,7 @@ def stats(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     as_json: JsonOpt = False,
-    documents: Annotated[
-        bool,
-        flag("--documents", "Also each document's chunks.", OUTPUT),
-    ] = False,
+    documents: Annotated[bool, flag("--documents", "Also each document's chunks.", OUTPUT)] = False,
     consistency: ConsistencyOpt = "quorum",
     *,
     server: ServerFlags,
@@ -81,8 +78,7 @@ def stats(
 def adopt(
     collection: CollectionOpt = DEFAULT_COLLECTION,
     root: Annotated[
-        Path | None,
-        value("FOLDER", "Folder the seed ingested from (ids as ingest's)."),
+        Path | None, value("FOLDER", "Folder the seed ingested from (ids as ingest's).")
     ] = None,
     model: ModelOpt = None,
     wait: WaitOpt = False,
@@ -105,8 +101,7 @@ def drop(
     tenant: TenantOpt = None,
     yes: Annotated[bool, flag("--yes", "Really delete it.")] = False,
     all_tenants: Annotated[
-        bool,
-        flag("--all-tenants", "Drop a multi-tenant collection, every tenant."),
+        bool, flag("--all-tenants", "Drop a multi-tenant collection, every tenant.")
     ] = False,
     wait: WaitOpt = False,
     *,

@@ -37,21 +37,16 @@ def model_export(model: ModelOpt = None) -> None:
 
 @connecting
 def doctor(
-    collection: Annotated[
-        str | None,
-        collection_option("Check only this collection."),
-    ] = None,
+    collection: Annotated[str | None, collection_option("Check only this collection.")] = None,
     tenant: Annotated[
-        str | None,
-        tenant_option("Also check this tenant (env: STITCHER_TENANT)."),
+        str | None, tenant_option("Also check this tenant (env: STITCHER_TENANT).")
     ] = None,
     model: ModelOpt = None,
     chunk_size: Annotated[
         int, value("N", "Chunk size ingest uses.", CHUNKING)
     ] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[
-        int,
-        value("N", "Chunk overlap ingest uses.", CHUNKING),
+        int, value("N", "Chunk overlap ingest uses.", CHUNKING)
     ] = DEFAULT_CHUNK_OVERLAP,
     as_json: JsonOpt = False,
     *,

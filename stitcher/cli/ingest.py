@@ -45,61 +45,47 @@ def ingest(
         typer.Argument(metavar="PATH...", help="Files or folders; - reads paths from stdin."),
     ],
     glob: Annotated[
-        str | None,
-        value("GLOB", "Only files matching it, e.g. '**/*.md'.", INPUT),
+        str | None, value("GLOB", "Only files matching it, e.g. '**/*.md'.", INPUT)
     ] = None,
     source: Annotated[
-        str | None,
-        value("NAME", "Source name. Default: the folder's name.", INPUT),
+        str | None, value("NAME", "Source name. Default: the folder's name.", INPUT)
     ] = None,
     tag: Annotated[
-        list[str] | None,
-        value("TAG", "Tag every document (repeatable).", INPUT, "--tag"),
+        list[str] | None, value("TAG", "Tag every document (repeatable).", INPUT, "--tag")
     ] = None,
     tags_from_dirs: Annotated[
-        bool,
-        flag("--tags-from-dirs", "Tag documents with their folder names.", INPUT),
+        bool, flag("--tags-from-dirs", "Tag documents with their folder names.", INPUT)
     ] = False,
     mentions_from: Annotated[
-        Path | None,
-        value("FILE", "Organizations each document mentions.", INPUT),
+        Path | None, value("FILE", "Organizations each document mentions.", INPUT)
     ] = None,
     chunk_size: Annotated[int, value("N", "Characters per chunk.", CHUNKING)] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[
-        int,
-        value("N", "Characters neighbours share.", CHUNKING),
+        int, value("N", "Characters neighbours share.", CHUNKING)
     ] = DEFAULT_CHUNK_OVERLAP,
     model: ModelOpt = None,
     batch_size: Annotated[int, value("N", "Texts per embedding batch.", MODEL)] = 32,
     device: Annotated[
-        str | None,
-        value("DEVICE", "cpu, cuda or auto (env: STITCHER_DEVICE).", MODEL),
+        str | None, value("DEVICE", "cpu, cuda or auto (env: STITCHER_DEVICE).", MODEL)
     ] = None,
     workers: Annotated[
-        int | None,
-        value("N", "Encode processes (env: STITCHER_WORKERS).", MODEL, min=1),
+        int | None, value("N", "Encode processes (env: STITCHER_WORKERS).", MODEL, min=1)
     ] = None,
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     replication_factor: ReplicationOpt = None,
     prune: Annotated[
-        bool,
-        flag("--prune", "Delete documents whose files vanished.", COLLECTION),
+        bool, flag("--prune", "Delete documents whose files vanished.", COLLECTION)
     ] = False,
     max_delete: Annotated[
-        str | None,
-        value("N|P%", "Most --prune deletes (default 50%).", COLLECTION),
+        str | None, value("N|P%", "Most --prune deletes (default 50%).", COLLECTION)
     ] = None,
     dry_run: Annotated[
-        bool,
-        flag("--dry-run", "Show what would change; write nothing.", OUTPUT),
+        bool, flag("--dry-run", "Show what would change; write nothing.", OUTPUT)
     ] = False,
     as_json: JsonOpt = False,
     wait: WaitOpt = False,
-    reread: Annotated[
-        bool,
-        flag("--reread", "Load unchanged files too.", ADVANCED),
-    ] = False,
+    reread: Annotated[bool, flag("--reread", "Load unchanged files too.", ADVANCED)] = False,
     consistency: ConsistencyOpt = "quorum",
     *,
     server: ServerFlags,

@@ -9,11 +9,17 @@ from typing import Annotated
 
 import typer
 
-from stitcher.cli import collection, config, doctor, ingest, search, server, transfer
+from stitcher.cli.collection import adopt, drop, fields, stats, tenants_app
+from stitcher.cli.config import config_app, defaults_for
+from stitcher.cli.doctor import doctor, model_app
 from stitcher.cli.entities import entities_app
 from stitcher.cli.help import HELP_OPTION_NAMES, StitcherGroup, setting_flags
+from stitcher.cli.ingest import ingest
 from stitcher.cli.invocation import INVOCATION
 from stitcher.cli.process import quiet_third_parties
+from stitcher.cli.search import search
+from stitcher.cli.server import server_app
+from stitcher.cli.transfer import export_command, import_command
 from stitcher.config import load_settings
 from stitcher.errors import ExitStatus
 
@@ -25,20 +31,20 @@ app = typer.Typer(
     cls=StitcherGroup,
     context_settings={"help_option_names": HELP_OPTION_NAMES},
 )
-app.command()(ingest.ingest)
-app.command()(search.search)
-app.command()(collection.fields)
-app.command()(collection.stats)
-app.command()(collection.adopt)
-app.command()(collection.drop)
-app.command("export")(transfer.export_command)
-app.command("import")(transfer.import_command)
-app.command()(doctor.doctor)
-app.add_typer(server.server_app, name="server")
+app.command()(ingest)
+app.command()(search)
+app.command()(fields)
+app.command()(stats)
+app.command()(adopt)
+app.command()(drop)
+app.command("export")(export_command)
+app.command("import")(import_command)
+app.command()(doctor)
+app.add_typer(server_app, name="server")
 app.add_typer(entities_app, name="entities")
-app.add_typer(doctor.model_app, name="model")
-app.add_typer(config.config_app, name="config")
-app.add_typer(collection.tenants_app, name="tenants")
+app.add_typer(model_app, name="model")
+app.add_typer(config_app, name="config")
+app.add_typer(tenants_app, name="tenants")
 
 
 def _version_callback(value: bool) -> None:
@@ -108,7 +114,7 @@ def _root(
     INVOCATION.profile = profile
     settings = load_settings(profile)  # a broken file fails every command the same way (exit 2)
     # click's default_map: values here replace an option's default, but not a flag given.
-    ctx.default_map = config.defaults_for(ctx.command, settings.overridden())
+    ctx.default_map = defaults_for(ctx.command, settings.overridden())
 
 
 @cache
@@ -129,11 +135,4 @@ def _one_line_summaries(*groups: typer.Typer) -> None:
             info.short_help = info.short_help or " ".join(text.split("\n\n")[0].split())
 
 
-_one_line_summaries(
-    app,
-    server.server_app,
-    doctor.model_app,
-    config.config_app,
-    entities_app,
-    collection.tenants_app,
-)
+_one_line_summaries(app, server_app, model_app, config_app, entities_app, tenants_app)

@@ -54,22 +54,17 @@ def search(
         str | None,
         typer.Argument(metavar="QUERY", help="What to look for. None: the latest documents."),
     ] = None,
-    limit: Annotated[
-        int,
-        value("N", "Passages to return.", QUERY, "--limit", "-k"),
-    ] = 5,
+    limit: Annotated[int, value("N", "Passages to return.", QUERY, "--limit", "-k")] = 5,
     alpha: Annotated[
         float | None,
         value("0..1", f"Vector weight (0: keyword only). Default: {DEFAULT_ALPHA}.", QUERY),
     ] = None,
     fusion: Annotated[
-        str,
-        value("KIND", "relative (scores) or ranked (ranks).", QUERY),
+        str, value("KIND", "relative (scores) or ranked (ranks).", QUERY)
     ] = "relative",
     no_stitch: Annotated[bool, flag("--no-stitch", "Return the raw chunks.", QUERY)] = False,
     max_extend: Annotated[
-        int,
-        value("N", "Characters stitching may add per side.", QUERY),
+        int, value("N", "Characters stitching may add per side.", QUERY)
     ] = DEFAULT_MAX_EXTEND,
     where: WhereOpt = None,
     where_any: Annotated[
@@ -77,40 +72,26 @@ def search(
         value("FILTER", "Filter; one must hold (repeatable).", FILTERS, "--where-any"),
     ] = None,
     latest: Annotated[
-        bool,
-        flag("--latest", "Newest documents first, no ranking.", FILTERS),
+        bool, flag("--latest", "Newest documents first, no ranking.", FILTERS)
     ] = False,
     doc: Annotated[
-        str | None,
-        value("NAME", "Only this document (fuzzy title or path).", FILTERS),
+        str | None, value("NAME", "Only this document (fuzzy title or path).", FILTERS)
     ] = None,
     org: Annotated[
-        str | None,
-        value("NAME", "Only chunks mentioning this organization.", FILTERS),
+        str | None, value("NAME", "Only chunks mentioning this organization.", FILTERS)
     ] = None,
     sql: Annotated[
-        str | None,
-        value("SQL", "Documents selected by SQL (with --db).", FILTERS),
+        str | None, value("SQL", "Documents selected by SQL (with --db).", FILTERS)
     ] = None,
-    db: Annotated[
-        Path | None,
-        value("FILE", "SQLite file for --sql (read-only).", FILTERS),
-    ] = None,
-    join: Annotated[
-        str,
-        value("FIELD", "Field the --sql values match.", FILTERS),
-    ] = "title",
+    db: Annotated[Path | None, value("FILE", "SQLite file for --sql (read-only).", FILTERS)] = None,
+    join: Annotated[str, value("FIELD", "Field the --sql values match.", FILTERS)] = "title",
     model: ModelOpt = None,
     collection: CollectionOpt = DEFAULT_COLLECTION,
     tenant: TenantOpt = None,
     as_json: JsonOpt = False,
-    explain: Annotated[
-        bool,
-        flag("--explain", "Show how each score was made.", OUTPUT),
-    ] = False,
+    explain: Annotated[bool, flag("--explain", "Show how each score was made.", OUTPUT)] = False,
     queries: Annotated[
-        Path | None,
-        value("FILE", "One query per line (- stdin); JSON Lines.", OUTPUT),
+        Path | None, value("FILE", "One query per line (- stdin); JSON Lines.", OUTPUT)
     ] = None,
     warm: Annotated[
         bool | None,

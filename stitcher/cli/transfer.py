@@ -52,14 +52,10 @@ def import_command(
     ],
     # Not named `collection`: a profile's collection must not redirect an import silently.
     into: Annotated[
-        str | None,
-        collection_option("Import under this name. Default: the file's."),
+        str | None, collection_option("Import under this name. Default: the file's.")
     ] = None,
     # Not `tenant` either, for the same reason: only the flag names the tenant imported into.
-    into_tenant: Annotated[
-        str | None,
-        tenant_option("Import as this tenant."),
-    ] = None,
+    into_tenant: Annotated[str | None, tenant_option("Import as this tenant.")] = None,
     wait: WaitOpt = False,
     as_json: JsonOpt = False,
     *,
