@@ -8,12 +8,17 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
+from typer.main import get_command
 from typer.testing import CliRunner
 
 from stitcher.cli import app, main
+
+# at the top: `connecting` reads a command's annotations in its module's namespace
+from stitcher.cli.options import GrpcOpt, KeyOpt, ServerFlags, UrlOpt, connecting
 from stitcher.errors import ExitStatus, LockHeld, PruneRefused
 
 HEAVY = (
@@ -168,8 +173,54 @@ def test_every_way_a_command_ends_is_the_exit_status(
     probe_app = typer.Typer()
     probe_app.command("probe")(command)
     probe_app.command("other")(lambda: None)  # two commands: `probe` stays a sub-command
-    monkeypatch.setattr("stitcher.cli.app", probe_app)
+    monkeypatch.setattr("stitcher.cli.boundary.app", probe_app)
     assert main(["probe"]) == status
+
+
+# --- the server options: declared once, handed to each command as one ------------------------
+
+
+def test_a_connecting_command_gets_the_server_options_last_and_as_one() -> None:
+    received: list[tuple[str, ServerFlags]] = []
+
+    @connecting
+    def probe(name: str, *, server: ServerFlags) -> None:
+        received.append((name, server))
+
+    probe_app = typer.Typer()
+    probe_app.command("probe")(probe)
+    probe_app.command("other")(lambda: None)
+    args = ["probe", "x", "--url", "http://far:1", "--api-key", "k", "--grpc-port", "7"]
+    result = CliRunner().invoke(probe_app, args)
+    assert result.exit_code == 0, result.output
+    assert received == [("x", ServerFlags("http://far:1", "k", 7))]
+    assert CliRunner().invoke(probe_app, ["probe", "y"]).exit_code == 0
+    assert received[-1] == ("y", ServerFlags())
+    names = [param.name for param in get_command(probe_app).commands["probe"].params]
+    assert names == ["name", "url", "api_key", "grpc_port"]
+
+
+def test_every_command_with_url_takes_the_shared_server_options() -> None:
+    options = {"url": UrlOpt, "api_key": KeyOpt, "grpc_port": GrpcOpt}
+    shared = {name: option.__metadata__[0].help for name, option in options.items()}
+    connecting = [path for path in _commands(app) if "url" in _param_names(path)]
+    assert len(connecting) > 10  # the walk found them
+    for path in connecting:
+        command = _command_at(path)
+        helps = {p.name: p.help for p in command.params if p.name in shared}
+        assert helps == shared, path
+        assert [p.name for p in command.params][-3:] == list(shared), path
+
+
+def _command_at(path: tuple[str, ...]) -> Any:
+    command = get_command(app)
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return command
+
+
+def _param_names(path: tuple[str, ...]) -> set[str]:
+    return {param.name for param in _command_at(path).params}
 
 
 # --- user text is never rich markup ----------------------------------------------------------

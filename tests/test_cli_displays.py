@@ -17,7 +17,7 @@ import pytest
 from rich.console import Console
 
 from stitcher import render, warm
-from stitcher.cli_output import print_json
+from stitcher.cli.output import print_json
 from stitcher.server.reports import ServerStatus, collections_on_disk
 from tests.test_exit_codes import REPO, run_stitcher, script_environment
 

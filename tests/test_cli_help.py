@@ -10,7 +10,7 @@ import pytest
 from typer.main import get_command
 
 from stitcher.cli import app, main
-from stitcher.cli_help import reorder_global_options
+from stitcher.cli.help import reorder_global_options
 from tests.test_exit_codes import run_stitcher, script_environment
 
 

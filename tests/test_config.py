@@ -263,10 +263,11 @@ def test_file_and_environment_values_become_option_defaults() -> None:
     still wins: they only replace the default); import keeps the file's own collection name."""
     from typer.main import get_command
 
-    from stitcher.cli import _defaults_for, app
+    from stitcher.cli import app
+    from stitcher.cli.config import defaults_for
 
     values = {"collection": "Notes", "alpha": 0.25, "limit": 9, "model": "/models/x"}
-    defaults: dict[str, Any] = _defaults_for(get_command(app), values)
+    defaults: dict[str, Any] = defaults_for(get_command(app), values)
     assert defaults["search"] == values
     assert defaults["ingest"] == {"collection": "Notes", "model": "/models/x"}
     assert defaults["export"] == {"collection": "Notes"}

@@ -148,16 +148,16 @@ def test_a_suggested_value_becomes_flag_and_value(weaviate_server: Any, tmp_path
 
 def _library_sources() -> dict[str, str]:
     """Every module of the core (not the command line), by path relative to the repository."""
-    front_end = {"cli.py", "cli_entities.py", "cli_help.py", "cli_options.py", "render.py"}
+    front_end = REPO / "stitcher" / "cli"
     return {
         str(path.relative_to(REPO)): path.read_text(encoding="utf-8")
         for path in sorted((REPO / "stitcher").rglob("*.py"))
-        if path.name not in front_end
+        if front_end not in path.parents and path.name != "render.py"
     }
 
 
 def test_every_setting_the_library_names_is_a_flag_of_the_cli() -> None:
-    from stitcher.cli import _flags_of_settings
+    from stitcher.cli.root import flags_of_settings
 
     named = {
         name
@@ -165,7 +165,7 @@ def test_every_setting_the_library_names_is_a_flag_of_the_cli() -> None:
         for name in re.findall(r"\bsetting\(\s*[\'\"]([a-z_]+)[\'\"]", text)
     }
     assert {"limit", "chunk_size", "wait", "max_delete"} <= named  # the scan finds them
-    assert named - set(_flags_of_settings()) == set()
+    assert named - set(flags_of_settings()) == set()
 
 
 #: Core modules whose messages still spell flags; each should name settings instead
@@ -204,9 +204,9 @@ def _spelled_flags(source: str, flags: set[str]) -> list[str]:
 
 
 def test_core_messages_name_settings_not_flags() -> None:
-    from stitcher.cli import _flags_of_settings
+    from stitcher.cli.root import flags_of_settings
 
-    flags = set(_flags_of_settings().values())
+    flags = set(flags_of_settings().values())
     spelling = {path for path, text in _library_sources().items() if _spelled_flags(text, flags)}
     assert spelling - FLAGS_STILL_SPELLED == set(), "name the setting: stitcher.errors.setting"
     assert FLAGS_STILL_SPELLED - spelling == set(), "no flags left there: shorten the list"
@@ -444,7 +444,7 @@ def test_a_failure_that_follows_an_interrupt_is_130(
     build during an ingest's start): the exit is still 130, not 1."""
     import os
 
-    from stitcher import cli
+    from stitcher.cli import boundary
 
     def interrupted_inside_a_library(**_: Any) -> None:
         try:
@@ -453,12 +453,12 @@ def test_a_failure_that_follows_an_interrupt_is_130(
         except KeyboardInterrupt as exc:
             raise RuntimeError("Error building validator") from exc
 
-    monkeypatch.setattr(cli, "app", interrupted_inside_a_library)
-    assert cli.main(["stats"]) == ExitStatus.INTERRUPTED == 130
+    monkeypatch.setattr(boundary, "app", interrupted_inside_a_library)
+    assert boundary.main(["stats"]) == ExitStatus.INTERRUPTED == 130
     assert "interrupted" in capsys.readouterr().err
     # and without an interrupt the same error stays a failure
-    monkeypatch.setattr(cli, "app", lambda **_: (_ for _ in ()).throw(RuntimeError("boom")))
-    assert cli.main(["stats"]) == ExitStatus.FAILED
+    monkeypatch.setattr(boundary, "app", lambda **_: (_ for _ in ()).throw(RuntimeError("boom")))
+    assert boundary.main(["stats"]) == ExitStatus.FAILED
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
@@ -470,12 +470,12 @@ def test_a_process_started_with_sigint_ignored_keeps_ignoring_it(
     the parent does not stop the load, as with any Python program started so."""
     import os
 
-    from stitcher import cli
+    from stitcher.cli import boundary
 
     def work(**_: Any) -> None:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.2)  # long enough for a handler, had one been installed, to run
 
-    monkeypatch.setattr(cli, "app", work)
-    assert cli.main(["stats"]) == ExitStatus.OK
+    monkeypatch.setattr(boundary, "app", work)
+    assert boundary.main(["stats"]) == ExitStatus.OK
     assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN

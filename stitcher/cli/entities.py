@@ -1,8 +1,8 @@
-"""`stitcher entities load|show`: the organizations and people documents mention.
+"""`stitcher entities load|show|list`: the organizations and people documents mention.
 
-Registered by stitcher.cli as `app.add_typer(entities_app, name="entities")`. Errors are raised
-as StitcherError and turned into messages and exit codes by `stitcher.cli.main` (an ambiguous or
-unknown name exits 2).
+Registered by stitcher.cli.root as `app.add_typer(entities_app, name="entities")`. Errors are
+raised as StitcherError and turned into messages and exit codes by stitcher.cli.boundary (an
+ambiguous or unknown name exits 2).
 """
 
 from __future__ import annotations
@@ -12,8 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stitcher.cli_options import COLLECTION, GrpcOpt, JsonOpt, KeyOpt, UrlOpt, WaitOpt
-from stitcher.cli_output import print_json
+from stitcher.cli.options import (
+    JsonOpt,
+    ServerFlags,
+    WaitOpt,
+    collection_option,
+    connecting,
+    tenant_option,
+    value,
+)
+from stitcher.cli.output import print_json
 from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import CollectionMissing
 from stitcher.graph.model import KINDS, name_key, read_entities
@@ -32,35 +40,21 @@ entities_app = typer.Typer(
 
 _CollectionOpt = Annotated[
     str,
-    typer.Option(
-        "--collection",
-        "-c",
-        metavar="NAME",
-        help="Collection whose documents mention them.",
-        rich_help_panel=COLLECTION,
-    ),
+    collection_option("Collection whose documents mention them."),
 ]
 _TenantOpt = Annotated[
     str | None,
-    typer.Option(
-        "--tenant",
-        metavar="NAME",
-        help="Only this tenant's chunks (env: STITCHER_TENANT).",
-        show_default=False,
-        rich_help_panel=COLLECTION,
-    ),
+    tenant_option("Only this tenant's chunks (env: STITCHER_TENANT)."),
 ]
 _KindOpt = Annotated[
     str | None,
-    typer.Option("--kind", metavar="KIND", help="organization or person. Default: from the rows."),
+    value("KIND", "organization or person. Default: from the rows.", None, "--kind"),
 ]
 
 
 def _stitcher(
     ctx: typer.Context,
-    url: str | None,
-    api_key: str | None,
-    grpc_port: int | None,
+    server: ServerFlags,
     collection: str,
     tenant: str | None = None,
 ) -> Stitcher:
@@ -70,10 +64,10 @@ def _stitcher(
     # it, a profile's url would give these commands its collection but another server.
     profile = ctx.find_root().params.get("profile")
     return Stitcher(
-        url,
-        api_key,
+        server.url,
+        server.api_key,
         collection,
-        grpc_port=grpc_port,
+        grpc_port=server.grpc_port,
         notice=_notice,
         profile=profile,
         tenant=tenant,
@@ -81,6 +75,7 @@ def _stitcher(
 
 
 @entities_app.command("load")
+@connecting
 def load(
     ctx: typer.Context,
     files: Annotated[
@@ -92,14 +87,13 @@ def load(
     tenant: _TenantOpt = None,
     wait: WaitOpt = False,
     as_json: JsonOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Create or update entities and their links (idempotent), then re-link stored mentions
     (of --tenant only, or of every active tenant)."""
     entities = [entity for path in files for entity in read_entities(path, kind)]
-    with _stitcher(ctx, url, api_key, grpc_port, collection, tenant) as s:
+    with _stitcher(ctx, server, collection, tenant) as s:
         report = s.load_entities(entities, wait=wait)
     if as_json:
         print_json(report.to_json())
@@ -111,6 +105,7 @@ def load(
 
 
 @entities_app.command("show")
+@connecting
 def show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="Name, alias or part of one.")],
@@ -118,13 +113,12 @@ def show(
     collection: _CollectionOpt = DEFAULT_COLLECTION,
     tenant: _TenantOpt = None,
     as_json: JsonOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """Print one entity, its links in both directions and the documents that mention it (in
     --tenant, or in each active tenant)."""
-    with _stitcher(ctx, url, api_key, grpc_port, collection, tenant) as s:
+    with _stitcher(ctx, server, collection, tenant) as s:
         if tenant is not None and not s.store.exists():
             raise CollectionMissing(s.missing_message())
         view = s.store.entities().show(name, kind)
@@ -151,17 +145,17 @@ def show(
 
 
 @entities_app.command("list")
+@connecting
 def list_entities(
     ctx: typer.Context,
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
     as_json: JsonOpt = False,
-    url: UrlOpt = None,
-    api_key: KeyOpt = None,
-    grpc_port: GrpcOpt = None,
+    *,
+    server: ServerFlags,
 ) -> None:
     """List the loaded entities: kind, id, name, aliases and place."""
-    with _stitcher(ctx, url, api_key, grpc_port, collection) as s:
+    with _stitcher(ctx, server, collection) as s:
         found = s.store.entities().entities([kind] if kind else list(KINDS))
     found.sort(key=lambda e: (e.kind, name_key(e.name), e.id))
     if as_json:

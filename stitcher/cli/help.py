@@ -16,6 +16,7 @@ Two things typer does not do by itself, done once here for every command:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import typer
@@ -167,3 +168,17 @@ def _depth(root: Any, args: list[str]) -> int:
             break
         command, depth = subcommands[token], depth + 1
     return depth
+
+
+@lru_cache(maxsize=1)
+def setting_flags(root: Any) -> dict[str, str]:
+    """Each command-line option's long flag by its parameter name (`chunk_size` → `--chunk-size`),
+    over every command under `root`: the library names settings by those names
+    (stitcher.errors.setting)."""
+    flags: dict[str, str] = {}
+    for command in walk(root):
+        for parameter in command.params:
+            long_flags = [opt for opt in getattr(parameter, "opts", []) if opt.startswith("--")]
+            if parameter.param_type_name == "option" and long_flags and parameter.name:
+                flags.setdefault(parameter.name, long_flags[0])
+    return flags
