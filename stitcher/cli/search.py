@@ -29,7 +29,7 @@ from stitcher.cli.options import (
 )
 from stitcher.cli.output import data_console, print_json, shown
 from stitcher.cli.warm_client import ask_warm_worker, start_warm_worker, worker_request
-from stitcher.config import DEFAULT_ALPHA, DEFAULT_COLLECTION, DEFAULT_MAX_EXTEND
+from stitcher.config import DEFAULT_COLLECTION, DEFAULT_MAX_EXTEND
 from stitcher.errors import UsageError
 
 # The library core (stitcher.request, where and render) is imported inside the functions that
@@ -57,7 +57,7 @@ def search(
     limit: Annotated[int, value("N", "Passages to return.", QUERY, "--limit", "-k")] = 5,
     alpha: Annotated[
         float | None,
-        value("0..1", f"Vector weight (0: keyword only). Default: {DEFAULT_ALPHA}.", QUERY),
+        value("0..1", "Vector weight (0: keyword only). Default: per query, see --explain.", QUERY),
     ] = None,
     fusion: Annotated[
         str, value("KIND", "relative (scores) or ranked (ranks).", QUERY)
