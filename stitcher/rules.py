@@ -45,7 +45,8 @@ KEYWORD_RULES = KEYWORD_RULES_VERSION
 #: Version of the chunking rules (stitcher.chunking), apart from the loaders' so that a change
 #: of chunk boundaries alone leaves the text a loader gives as it was.
 #: 2: a piece without a letter or digit (blank lines, lone markup) joins a neighbouring chunk.
-CHUNK_RULES = 2
+#: 3: so does a piece that is only a list item's number ("1. ", "(a) ").
+CHUNK_RULES = 3
 
 #: What stored chunks are compared against; one string so a stored value is self-describing.
 TEXT_RULES_VERSION = (
