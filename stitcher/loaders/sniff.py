@@ -218,17 +218,6 @@ def _is_prose_line(line: str) -> bool:
     return words >= 3 and letters >= 0.6 * filled
 
 
-def looks_like_text(path: Path) -> bool | None:
-    """Whether the file at `path` starts like text (see `head_is_text`); None if it cannot be
-    read (the loader says why, if it is loaded)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
-    except OSError:
-        return None
-    return head_is_text(head, whole=len(head) < _SNIFF_BYTES)
-
-
 def head_is_text(head: bytes, *, whole: bool = True) -> bool:
     """Whether these first bytes of a file are text: no NUL byte (except in GNU info markers),
     almost no other control characters, and an encoding `decode_text` accepts.
