@@ -13,8 +13,9 @@ its predecessor (see `_locate`), never by a global `text.find`.
 
 A piece holding no letter or digit — the whitespace between two paragraphs, a lone `*`, `#`,
 `|`, `-` or `>` left over from markup — carries nothing to embed or to show as a hit, so it is
-not a chunk of its own: it joins a neighbouring chunk (see `_absorb_residue`). A chunk can then
-be longer than the chunk size by such residue at its edges.
+not a chunk of its own: it joins a neighbouring chunk (see `_absorb_residue`); so does a list
+item's number ("1. ") that the splitter cut off from its item as if it ended a sentence. A
+chunk can then be longer than the chunk size by such residue at its edges.
 
 Large texts are cut into windows of at most `_WINDOW_CHARS` characters at the best separator
 near the window's end, and each window is split on its own: a text without any separator would
@@ -153,10 +154,21 @@ def _splitter_spans(text: str, chunk_size: int, chunk_overlap: int) -> Iterator[
 
 # A letter or digit in any script: what makes a piece worth a chunk of its own.
 _CONTENT_RE = re.compile(r"[^\W_]")
+# ...unless it is only a list item's number or letter ("1. ", "(a) ", "iv) "): the splitter
+# cuts after one as after a sentence's end, and it says nothing without its item's text.
+_ENUMERATOR_ONLY = re.compile(r"\s*\(?(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{2,6})[.)]\s*")
+
+
+def _is_residue(text: str, start: int, end: int) -> bool:
+    return (
+        not _CONTENT_RE.search(text, start, end)
+        or _ENUMERATOR_ONLY.fullmatch(text, start, end) is not None
+    )
 
 
 def _absorb_residue(text: str, spans: Iterator[tuple[int, int]]) -> Iterator[tuple[int, int]]:
-    """`spans` with every piece lacking a letter or digit merged into a neighbouring chunk.
+    """`spans` with every piece lacking a letter or digit (or holding only a list item's
+    number, "1. ") merged into a neighbouring chunk.
 
     Dropping such a piece can open a gap between the chunks around it; the gap holds residue
     only (every chunk between them was residue) and is shared out by `_residue_cut`. Leading
@@ -166,7 +178,7 @@ def _absorb_residue(text: str, spans: Iterator[tuple[int, int]]) -> Iterator[tup
     held: list[tuple[int, int]] = []  # residue pieces before the first content chunk
     previous: tuple[int, int] | None = None
     for start, end in spans:
-        if not _CONTENT_RE.search(text, start, end):
+        if _is_residue(text, start, end):
             if previous is None:
                 held.append((start, end))
             continue

@@ -124,8 +124,10 @@ _EXTRACTED_SUFFIXES = frozenset(
 
 def has_lines(source: str) -> bool:
     """Whether the lines of a document's text are lines of its file (a text format)."""
-    suffix = source.rsplit("/", 1)[-1].rpartition(".")[2].lower()
-    return "." + suffix not in _EXTRACTED_SUFFIXES
+    name = source.rsplit("/", 1)[-1].lower()
+    for compression in (".gz", ".bz2", ".xz"):  # lines of the decompressed text
+        name = name.removesuffix(compression)
+    return "." + name.rpartition(".")[2] not in _EXTRACTED_SUFFIXES
 
 
 #: Characters of surrounding text stored with every chunk: the default stitching bound plus

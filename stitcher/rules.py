@@ -29,7 +29,9 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #: 6: tabs count as columns to 8-column tab stops (indents, gaps, widths) in the rewrap rules,
 #:    so tab-indented renderings (`man X | col -b`) rewrap as space-indented ones do; PDF: a
 #:    full line broken between two Chinese characters is joined (rewrap.join_cjk_lines).
-LOADER_RULES = 6
+#: 7: two lines that are both fields of a header block ("Format: https://.../", "Comment:" in
+#:    Debian copyright files) are not joined.
+LOADER_RULES = 7
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
 #: kept next to the rules themselves.
@@ -43,7 +45,8 @@ KEYWORD_RULES = KEYWORD_RULES_VERSION
 #: Version of the chunking rules (stitcher.chunking), apart from the loaders' so that a change
 #: of chunk boundaries alone leaves the text a loader gives as it was.
 #: 2: a piece without a letter or digit (blank lines, lone markup) joins a neighbouring chunk.
-CHUNK_RULES = 2
+#: 3: so does a piece that is only a list item's number ("1. ", "(a) ").
+CHUNK_RULES = 3
 
 #: What stored chunks are compared against; one string so a stored value is self-describing.
 TEXT_RULES_VERSION = (

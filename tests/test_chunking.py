@@ -274,6 +274,13 @@ def test_blank_lines_between_paragraphs_join_the_paragraph_before() -> None:
         ("word *\n> next", ["word", " *\n> ", "next"], ["word *\n", "> next"]),
         # Leading and trailing residue join the first and the last chunk with text.
         ("\n\n| a |\n", ["\n\n| ", "a", " |\n"], ["\n\n| a |\n"]),
+        # A list item's number alone leads into its item's text (python3's copyright file).
+        (
+            "VERSION 1\n\n1. This LICENSE",
+            ["VERSION 1\n\n", "1. ", "This LICENSE"],
+            ["VERSION 1\n\n", "1. This LICENSE"],
+        ),
+        ("Terms:\n(a) the", ["Terms:\n", "(a) ", "the"], ["Terms:\n", "(a) the"]),
     ],
 )
 def test_residue_is_shared_out_by_line(text: str, pieces: list[str], expected: list[str]) -> None:
@@ -281,6 +288,25 @@ def test_residue_is_shared_out_by_line(text: str, pieces: list[str], expected: l
     ends = list(itertools.accumulate(len(piece) for piece in pieces))
     spans = zip([0, *ends[:-1]], ends, strict=True)
     assert [text[s:e] for s, e in chunking._absorb_residue(text, iter(spans))] == expected
+
+
+def test_a_list_number_is_no_chunk_of_its_own() -> None:
+    # One sentence longer than a chunk: the splitter cuts "1. " off before it (python3's
+    # copyright file in /usr/share/doc had nine such chunks).
+    item = (
+        'This LICENSE AGREEMENT is between BeOpen.com ("BeOpen"), having an office at 160 '
+        "Saratoga Avenue, Santa Clara, CA 95051, and the Individual or Organization "
+        '("Licensee") accessing and otherwise using this software in source or binary form '
+        'and its associated documentation ("the Software").'
+    )
+    text = f"LICENSE AGREEMENT VERSION 1\n\n1. {item}\n\n2. {item}"
+    raw = [text[start:end] for start, end in chunking._splitter_spans(text, 250, 50)]
+    assert "1. " in raw  # the splitter cuts after "1." as after a sentence
+    chunks = [c.text for c in split(text, 250, 50)]
+    assert "1. " not in chunks and "2. " not in chunks
+    assert any(chunk.startswith("1. This LICENSE") for chunk in chunks)
+    # A number that is all the text there is stays a chunk: there is nothing to join.
+    assert [c.text for c in split("1. ", 250, 50)] == ["1. "]
 
 
 def test_text_without_letters_keeps_the_splitters_chunks() -> None:

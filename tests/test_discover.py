@@ -55,7 +55,7 @@ def test_directory_walk(tree: Path) -> None:
     assert found.roots == ["samples"]
     assert [(s.path, s.kind, s.reason) for s in found.skipped] == [
         (tree / "img" / "logo.png", ".png", "not a supported type"),
-        (tree / "notes", "without extension", "not a known document name"),
+        (tree / "notes", "without extension", "not prose by its name or content"),
     ]
     by_id = {f.doc_id: f for f in found.files}
     assert by_id["samples/zh/中文.txt"].source == os.path.join(str(tree), "zh", "中文.txt")

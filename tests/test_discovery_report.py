@@ -46,7 +46,7 @@ def test_every_file_is_loaded_or_skipped_with_its_reason(tmp_path: Path) -> None
     assert found.errors == []
     assert [f.doc_id for f in found.files] == ["letters/README", "letters/a.txt", "letters/b.md"]
     assert {s.path.name: (s.kind, s.reason) for s in found.skipped} == {
-        "Makefile": ("without extension", "not a known document name"),
+        "Makefile": ("without extension", "not prose by its name or content"),
         "blob": ("without extension", "binary"),
         "c.xlsx": (".xlsx", "not a supported type"),
         "d.csv": (".csv", "not a supported type"),
@@ -54,7 +54,7 @@ def test_every_file_is_loaded_or_skipped_with_its_reason(tmp_path: Path) -> None
     # Hidden entries and sidecars are not inputs: neither loaded nor counted.
     assert describe_skipped(found.skipped) == (
         "1 .csv, 1 .xlsx (not a supported type), 1 without extension (binary), "
-        "1 without extension (not a known document name)"
+        "1 without extension (not prose by its name or content)"
     )
     readme = next(f for f in found.files if f.path.name == "README")
     assert readme.kind == ".txt"

@@ -38,7 +38,7 @@ def test_a_mixed_folder_names_every_file(weaviate_server: Any, tmp_path: Path) -
     name = _collection()
     skipped = (
         "4 skipped: 1 .csv, 1 .xlsx (not a supported type), 1 without extension (binary), "
-        "1 without extension (not a known document name)"
+        "1 without extension (not prose by its name or content)"
     )
 
     dry = run_stitcher("ingest", str(root), "-c", name, "--dry-run")
@@ -51,7 +51,7 @@ def test_a_mixed_folder_names_every_file(weaviate_server: Any, tmp_path: Path) -
         "  would add: letters/b.md",
     ]
     assert sorted(line for line in lines[1:] if "would skip" in line) == [
-        f"  would skip: {root}/Makefile (without extension: not a known document name)",
+        f"  would skip: {root}/Makefile (without extension: not prose by its name or content)",
         f"  would skip: {root}/blob (without extension: binary)",
         f"  would skip: {root}/c.xlsx (.xlsx: not a supported type)",
         f"  would skip: {root}/sub/d.csv (.csv: not a supported type)",
@@ -73,7 +73,7 @@ def test_a_mixed_folder_names_every_file(weaviate_server: Any, tmp_path: Path) -
         {
             "file": f"{root}/Makefile",
             "type": "without extension",
-            "reason": "not a known document name",
+            "reason": "not prose by its name or content",
         },
         {"file": f"{root}/blob", "type": "without extension", "reason": "binary"},
         {"file": f"{root}/c.xlsx", "type": ".xlsx", "reason": "not a supported type"},

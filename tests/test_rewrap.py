@@ -471,3 +471,30 @@ def test_join_cjk_lines_only_removes_whitespace(lines: list[str]) -> None:
     assert re.sub(r"\s", "", joined) == re.sub(r"\s", "", text)
     assert joined.count("\n") <= text.count("\n")
     assert join_cjk_lines(joined, lines) == joined  # nothing left to join
+
+
+DEP5_COPYRIGHT = """\
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Comment:
+ This package was debianized by Thomas Schoepf <schoepf@debian.org> on
+ Wed,  8 Sep 1999 13:28:20 +0200.
+Source: http://www.greenwoodsoftware.com/less/
+Upstream-Contact: Mark Nudelman <markn@greenwoodsoftware.com>
+
+Files: *
+Copyright: (C) 1984-2021  Mark Nudelman
+License: GPL-3+ or Less
+"""
+
+
+def test_fields_of_a_header_block_are_not_joined() -> None:
+    """A Debian copyright file (DEP-5): "Format: <URL>/" and "Comment:" were joined into
+    ".../1.0/Comment:" (a URL's "/" joins without a space) in /usr/share/doc/less/copyright."""
+    assert rewrap(DEP5_COPYRIGHT) == DEP5_COPYRIGHT
+    # A wrapped sentence whose next line starts like a field still reads on.
+    prose = (
+        "The maintainers read every report that reaches the tracker, and they answer\n"
+        "Questions: those about the package first, then the others in the order they arrive\n"
+        "at the tracker, which keeps every report until it is answered or closed by hand.\n"
+    ) * 3
+    assert "answer Questions: those" in rewrap(prose)

@@ -14,6 +14,7 @@ from typing import Any
 
 from stitcher.errors import EmptyDocument as EmptyDocument  # it lives in stitcher.errors
 from stitcher.errors import LoadError
+from stitcher.loaders.compressed import decompress
 from stitcher.loaders.discovery import (
     SUPPORTED_EXTENSIONS,
     Discovery,
@@ -55,9 +56,13 @@ def load(
     (rendered by man or groff: `stitcher.loaders.troff`); .epub, .odt, .rtf, .eml and .mbox,
     each in its own module (`stitcher.loaders.epub`, `odt`, `rtf`, `mail`, which say what their
     text is; an .mbox is one document, its messages in order); and text without an extension
-    read as .txt (`SourceFile.read_as`). Encodings: see `stitcher.loaders.decoding.decode_text`;
-    hard-wrapped prose lines in .txt, .md, PDF pages, plain-text e-mail, the markup formats and
-    rendered man pages are joined (rule in `stitcher.loaders.rewrap`).
+    read as .txt (`SourceFile.read_as`; which files: `stitcher.loaders.sniff`). Encodings:
+    see `stitcher.loaders.decoding.decode_text`; hard-wrapped prose lines in .txt, .md, PDF
+    pages, plain-text e-mail, the markup formats and rendered man pages are joined (rule in
+    `stitcher.loaders.rewrap`). A file compressed with gzip, bzip2 or xz ("changelog.Debian.gz",
+    "bash.1.gz") is read by the reader of its name without that suffix, its text (and offsets,
+    line numbers) that of the decompressed file (`stitcher.loaders.compressed`, which also caps
+    the decompressed size).
 
     Metadata keys, lowercase [a-z0-9_] names, values str/int/float/bool/datetime/list:
 
@@ -105,6 +110,8 @@ def load(
             f"supported: {', '.join(supported_extensions())}"
         )
     data, mtime = _read(src)
+    if src.compression and data:
+        data = decompress(data, src.compression, src.source)
     if not data:
         raise EmptyDocument(f"{src.source}: empty file; skipped")
     extracted = reader(data, src.source)
@@ -151,7 +158,17 @@ def _title(value: object, src: SourceFile) -> str:
     if isinstance(value, dt.datetime):
         value = value.date().isoformat()
     title = " ".join(str(value).split()) if value is not None else ""
-    return title or src.path.stem
+    return title or _file_title(src)
+
+
+def _file_title(src: SourceFile) -> str:
+    """The file's name without its compression suffix and without the extension its reader
+    goes by: "bash.1.gz" → "bash", "README.Debian" → "README.Debian"."""
+    name = src.path.name
+    name = name[: len(name) - len(src.compression)]
+    if src.kind and name.lower().endswith(src.kind):
+        name = name[: -len(src.kind)]
+    return name or src.path.name
 
 
 def _date(value: object, mtime: float, src: SourceFile) -> dt.datetime:

@@ -29,16 +29,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.markup import (
     KEPT,
     NEW,
     PROSE,
+    LineScan,
+    Markers,
     Role,
     indent_of,
     loose_date,
-    rewrap_lines,
-    trim,
+    read_markup,
 )
 
 _TITLE = re.compile(r"^(={1,6}|#{1,6})[ \t]+(\S.*?)(?:[ \t]+\1)?[ \t]*$")
@@ -67,12 +67,12 @@ _REWRAP_KNOWS = re.compile(r"-|\*|\d{1,3}\.|[a-z]\.")
 
 def read_asciidoc(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
     """An .adoc/.asciidoc file → (text, metadata): see the module docstring."""
-    text = decode_text(data, source)
-    lines = text.split("\n")
-    roles = [PROSE] * len(lines)
+    return read_markup(data, source, _label)
+
+
+def _label(lines: list[str], roles: list[Role]) -> tuple[Markers, dict[str, Any]]:
     start, meta = _header(lines, roles)
-    markers = _scan(lines, roles, start, len(lines))
-    return trim(rewrap_lines(lines, roles, markers)), meta
+    return _scan(lines, roles, start), meta
 
 
 def _header(lines: list[str], roles: list[Role]) -> tuple[int, dict[str, Any]]:
@@ -149,26 +149,20 @@ def _from_attributes(attributes: dict[str, str], meta: dict[str, Any]) -> None:
         meta["description"] = attributes["description"]
 
 
-def _scan(lines: list[str], roles: list[Role], start: int, end: int) -> dict[int, tuple[int, int]]:
+def _scan(lines: list[str], roles: list[Role], start: int) -> Markers:
     markers: dict[int, tuple[int, int]] = {}
-    i = start
-    paragraph_start = True  # the next filled line starts a block
+    scan = LineScan(lines, roles, start)
+    end = scan.end
     keep_next = False  # block attributes say the next block's line breaks are meant
     hardbreaks = False  # ":hardbreaks-option:" is set: every paragraph keeps its lines
-    while i < end:
-        line = lines[i]
-        if not line.strip():
-            paragraph_start = True
-            i += 1
-            continue
+    for line in scan.filled():
+        i = scan.i
         verbatim = _VERBATIM_DELIMITER.match(line)
         compound = _COMPOUND_DELIMITER.match(line)
         if verbatim or (compound and keep_next):
             delimiter = (verbatim or compound).group(1)  # type: ignore[union-attr]
-            close = _delimited_end(lines, i, end, delimiter)
-            _mark(roles, i, close)
-            i = close
-            paragraph_start, keep_next = True, False
+            scan.keep(_delimited_end(lines, i, end, delimiter))
+            keep_next = False
             continue
         attribute = _ATTRIBUTE.match(line)
         if attribute and _HARDBREAKS.match(attribute.group(1)):
@@ -182,35 +176,33 @@ def _scan(lines: list[str], roles: list[Role], start: int, end: int) -> dict[int
             or attribute
             or _COMMENT.match(line)
             or _MACRO.match(line)
-            or (_BLOCK_TITLE.match(line) and paragraph_start)
+            or (_BLOCK_TITLE.match(line) and scan.paragraph_start)
             or line.strip() == "+"
         ):
-            roles[i] = KEPT
-            paragraph_start = True
+            scan.keep(i + 1)
             if not _BLOCK_ATTRIBUTES.match(line) and not _BLOCK_TITLE.match(line):
                 keep_next = False
-            i += 1
             continue
-        if paragraph_start and (
+        if scan.paragraph_start and (
             (indent_of(line) > 0 and not _ITEM.match(line)) or keep_next or hardbreaks
         ):
             # A literal paragraph (indented first line), a verse, a [%hardbreaks] paragraph:
             # up to the next blank line, as written.
             k = i
             while k < end and lines[k].strip():
-                roles[k] = KEPT
                 k += 1
-            i, keep_next = k, False
+            scan.keep(k)
+            keep_next = False
             continue
         item = _ITEM.match(line)
         if item or _LABELED.match(line) or _ADMONITION.match(line):
-            roles[i] = NEW
+            scan.take(NEW)
             if item and not _REWRAP_KNOWS.fullmatch(item.group(1)):
                 markers[i] = (item.start(1), item.end(1))
-        elif paragraph_start or lines[i - 1].endswith(" +"):
-            roles[i] = NEW  # a block starts, or the line above ends in a hard break " +"
-        paragraph_start = False
-        i += 1
+        elif scan.paragraph_start or lines[i - 1].endswith(" +"):
+            scan.take(NEW)  # a block starts, or the line above ends in a hard break " +"
+        else:
+            scan.take(PROSE)
     return markers
 
 
@@ -221,8 +213,3 @@ def _delimited_end(lines: list[str], i: int, end: int, delimiter: str) -> int:
         if lines[k].rstrip() == closing:
             return k + 1
     return end
-
-
-def _mark(roles: list[Role], start: int, end: int) -> None:
-    for k in range(start, end):
-        roles[k] = KEPT

@@ -15,6 +15,7 @@ from typing import IO
 
 from stitcher.errors import LoadError, setting
 from stitcher.loaders import sniff
+from stitcher.loaders.compressed import compression_of
 from stitcher.loaders.metadata import SIDECAR_SUFFIX
 from stitcher.loaders.readers import READERS
 
@@ -27,13 +28,15 @@ SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(sorted(READERS))
 #: generated trap whose paths soon exceed what the system can open.
 MAX_DEPTH = 100
 
-#: Why a file found under a directory was not loaded (`SkippedFile.reason`).
-NOT_SUPPORTED = "not a supported type"
-BINARY = "binary"
-NOT_A_DOCUMENT_NAME = "not a known document name"
+#: Why a file found under a directory was not loaded (`SkippedFile.reason`); the others are
+#: decided by what the file is (`stitcher.loaders.sniff`).
+NOT_SUPPORTED = sniff.NOT_SUPPORTED
+BINARY = sniff.BINARY
+NOT_A_DOCUMENT = sniff.NOT_A_DOCUMENT
+TOO_LARGE = sniff.TOO_LARGE
 NOT_A_REGULAR_FILE = "not a regular file"
 #: `SkippedFile.kind` of a file without an extension.
-NO_EXTENSION = "without extension"
+NO_EXTENSION = sniff.NO_EXTENSION
 
 
 def supported_extensions() -> tuple[str, ...]:
@@ -46,7 +49,7 @@ class SourceFile:
     """A file to load: its path, its document id, and its path as given by the user or found.
 
     `read_as` is the extension whose reader reads it, when its own does not say (a "README" is
-    read as ".txt"); empty: its own extension.
+    read as ".txt"); empty: its own extension, after a compression suffix ("bash.1.gz": ".1").
     """
 
     path: Path
@@ -55,9 +58,17 @@ class SourceFile:
     read_as: str = ""
 
     @property
+    def compression(self) -> str:
+        """Its compression suffix (".gz", ".bz2", ".xz"), or "" if it is not compressed."""
+        return compression_of(self.path.name)
+
+    @property
     def kind(self) -> str:
         """The key of the reader in READERS that reads this file."""
-        return self.read_as or self.path.suffix.lower()
+        if self.read_as:
+            return self.read_as
+        name = self.path.name
+        return _extension(name[: len(name) - len(self.compression)])
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,7 @@ class SkippedFile:
         path: The file.
         source: Its path as found (as `SourceFile.source`).
         kind: Its extension (".rst"), `NO_EXTENSION`, or what it is ("fifo", "socket", "device").
-        reason: Why it was not loaded: NOT_SUPPORTED, BINARY, NOT_A_DOCUMENT_NAME or
+        reason: Why it was not loaded: NOT_SUPPORTED, BINARY, NOT_A_DOCUMENT, TOO_LARGE or
             NOT_A_REGULAR_FILE.
     """
 
@@ -267,22 +278,16 @@ class _Walker:
             self._add_root_dir(arg, (stat.st_dev, stat.st_ino))
         elif S_ISREG(stat.st_mode):
             name = os.path.basename(os.path.normpath(arg))
-            extension = _extension(name)
-            read_as = ""
-            if extension == "" and sniff.looks_like_text(Path(arg)) is not False:
-                read_as = sniff.PLAIN_TEXT  # named by the user: text is reason enough
-            elif extension not in READERS:
-                what = "unsupported file type " + repr(extension) if extension else "binary file"
-                self._error(
-                    f"{arg}: {what}; text or a file of a supported type can be loaded: "
-                    f"{', '.join(supported_extensions())}"
-                )
+            # named by the user: text without an extension is reason enough
+            verdict = sniff.classify(Path(arg), READERS, named=True)
+            if not verdict.reader:
+                self._error(f"{arg}: {_refusal(verdict)}")
                 return
             doc_id = f"{self.source}/{name}" if self.source else name
             root = self.source or name
             if root not in self.result.roots:
                 self.result.roots.append(root)
-            self._add_file(Path(arg), doc_id, arg, (stat.st_dev, stat.st_ino), read_as)
+            self._add_file(Path(arg), doc_id, arg, (stat.st_dev, stat.st_ino), verdict.reader)
         else:
             self._error(f"{arg}: not a regular file or directory")
 
@@ -377,17 +382,11 @@ class _Walker:
             return
         if self.glob is not None and not self.glob(relative):
             return
-        extension = _extension(name)
-        if extension in READERS:
-            self._add_file(Path(path), f"{root}/{relative}", path, key)
-        elif extension:
-            self._skip(path, extension, NOT_SUPPORTED)
-        elif sniff.looks_like_text(Path(path)) is False:
-            self._skip(path, NO_EXTENSION, BINARY)
-        elif sniff.is_document_name(name):
-            self._add_file(Path(path), f"{root}/{relative}", path, key, sniff.PLAIN_TEXT)
+        verdict = sniff.classify(Path(path), READERS)
+        if verdict.reader:
+            self._add_file(Path(path), f"{root}/{relative}", path, key, verdict.reader)
         else:
-            self._skip(path, NO_EXTENSION, NOT_A_DOCUMENT_NAME)
+            self._skip(path, verdict.kind, verdict.reason)
 
     def _skip(self, path: str, kind: str, reason: str) -> None:
         self.result.skipped.append(SkippedFile(Path(path), path, kind, reason))
@@ -405,12 +404,26 @@ class _Walker:
             )
             return
         self.seen_files.add(key)
-        found = SourceFile(path=path, doc_id=doc_id, source=source, read_as=read_as)
+        found = SourceFile(path=path, doc_id=doc_id, source=source)
+        if read_as != found.kind:
+            found = SourceFile(path=path, doc_id=doc_id, source=source, read_as=read_as)
         self.by_doc_id[doc_id] = found
         self.result.files.append(found)
 
     def _error(self, message: str) -> None:
         self.result.errors.append(LoadError(message))
+
+
+def _refusal(verdict: sniff.Verdict) -> str:
+    """Why a file named by the user is not loaded, and what can be."""
+    if verdict.reason == TOO_LARGE:
+        return f"{TOO_LARGE}; not loaded (a guard against decompression bombs)"
+    binary = verdict.reason == BINARY
+    what = "binary file" if binary else f"unsupported file type {verdict.kind!r}"
+    return (
+        f"{what}; text or a file of a supported type can be loaded: "
+        f"{', '.join(supported_extensions())}"
+    )
 
 
 def _extension(name: str) -> str:

@@ -113,6 +113,29 @@ def read_mbox(data: bytes, source: str) -> Extracted:
     return Extracted("\n\n".join(text for text in texts if text), meta_out)
 
 
+_HEADER_LINE = re.compile(rb"([A-Za-z][A-Za-z0-9-]*):[ \t]")
+
+
+def looks_like_mbox(head: bytes) -> bool:
+    """Whether a file's first bytes are those of an mbox: a "From " line with a time, then mail
+    headers, one of them a header every message has (From, To, Subject, Date ...)."""
+    first_line, _, rest = head.partition(b"\n")
+    if not _FROM_LINE.fullmatch(first_line.rstrip(b"\r")):
+        return False
+    names = []
+    for line in rest.split(b"\n"):
+        line = line.rstrip(b"\r")
+        if not line:
+            break
+        if line[:1] in (b" ", b"\t"):  # a folded header's continuation
+            continue
+        header = _HEADER_LINE.match(line)
+        if header is None:
+            return False
+        names.append(header.group(1).decode("ascii").lower())
+    return any(name in _MESSAGE_HEADERS for name in names)
+
+
 def _message_starts(data: bytes) -> list[int]:
     starts = []
     for match in _FROM_LINE.finditer(data):

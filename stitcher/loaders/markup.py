@@ -6,15 +6,22 @@ line first: `PROSE` (rewrap decides), `KEPT` (a literal block, a table, a direct
 copied byte for byte) or `NEW` (prose that must not be joined to the line above, e.g. a list
 item start). `rewrap_lines` then rewraps all prose in one call, so the document's wrap column is
 measured on all of its prose, and copies the kept lines around it.
+
+`read_markup` is that whole path (decode, label, rewrap, trim); a reader gives it only its
+labelling function, which walks the lines with a `LineScan`: the walk over filled lines, the
+paragraph starts that blank lines make, and the marking of kept spans are the same in every
+format, so each reader's own code is only its syntax.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
+from typing import Any
 
+from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.metadata import parse_date
 from stitcher.loaders.rewrap import rewrap
 
@@ -28,6 +35,68 @@ class Role(Enum):
 
 
 PROSE, KEPT, NEW = Role.PROSE, Role.KEPT, Role.NEW
+
+#: Item markers `rewrap` does not know, by line index → (start, end): see `rewrap_lines`.
+Markers = Mapping[int, tuple[int, int]]
+#: A format's labelling: sets the roles of the lines (all PROSE to start with) and returns the
+#: item markers and the metadata the document states.
+Labeller = Callable[[list[str], list[Role]], tuple[Markers, dict[str, Any]]]
+
+
+def read_markup(data: bytes, source: str, label: Labeller) -> tuple[str, dict[str, Any]]:
+    """A markup file → (text, metadata): decoded, its lines labelled by `label`, the prose
+    rewrapped around the kept lines, blank lines at the start and the end dropped."""
+    lines = decode_text(data, source).split("\n")
+    roles = [PROSE] * len(lines)
+    markers, meta = label(lines, roles)
+    return trim(rewrap_lines(lines, roles, markers)), meta
+
+
+class LineScan:
+    """One pass over lines `start`..`end` of a document, labelling them.
+
+    `filled()` yields each filled line in turn at `self.i`; blank lines in between are passed
+    over and make `paragraph_start` true (the next filled line starts a block). The loop body
+    moves `i` on itself: `keep(end)` for a kept span, `take(role)` for one line of text, or by
+    setting `i` for anything else.
+    """
+
+    def __init__(self, lines: list[str], roles: list[Role], start: int = 0, end: int = -1):
+        self.lines = lines
+        self.roles = roles
+        self.i = start
+        self.end = len(lines) if end < 0 else end
+        self.paragraph_start = True
+
+    def filled(self) -> Iterator[str]:
+        """The filled lines from `i` on, each read when `i` is at it."""
+        while self.i < self.end:
+            line = self.lines[self.i]
+            if not line.strip():
+                self.paragraph_start = True
+                self.i += 1
+                continue
+            yield line
+
+    def keep(self, end: int) -> None:
+        """Lines `i`..`end` - 1 are kept as written; what follows starts a block."""
+        keep(self.roles, self.i, end)
+        self.i = end
+        self.paragraph_start = True
+
+    def take(self, role: Role) -> None:
+        """Line `i` is text with this role (NEW: it starts a paragraph); go on after it."""
+        self.roles[self.i] = role
+        self.i += 1
+        self.paragraph_start = False
+
+
+def keep(roles: list[Role], start: int, end: int) -> int:
+    """Label lines `start`..`end` - 1 KEPT; returns `end`, where a scan goes on."""
+    for k in range(start, end):
+        roles[k] = KEPT
+    return end
+
 
 # Rewrap never joins across a blank line and leaves blank lines and a one-line block as they
 # are, so a private-use line between blank lines separates the pieces and can be split on.

@@ -24,16 +24,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.markup import (
     KEPT,
     NEW,
     PROSE,
+    LineScan,
+    Markers,
     Role,
     indent_of,
     loose_date,
-    rewrap_lines,
-    trim,
+    read_markup,
 )
 from stitcher.loaders.metadata import parse_date, split_tags, unique
 
@@ -61,35 +61,26 @@ _VERBATIM_BLOCKS = frozenset({"src", "example", "export", "verse", "comment"})
 
 def read_org(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
     """An .org file → (text, metadata): see the module docstring."""
-    text = decode_text(data, source)
-    lines = text.split("\n")
-    roles = [PROSE] * len(lines)
+    return read_markup(data, source, _label)
+
+
+def _label(lines: list[str], roles: list[Role]) -> tuple[Markers, dict[str, Any]]:
     keywords: dict[str, str] = {}
     heading_tags: list[str] = []
     first_heading: str | None = None
-    paragraph_start = True
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            paragraph_start = True
-            i += 1
-            continue
+    scan = LineScan(lines, roles)
+    for line in scan.filled():
+        i = scan.i
         heading = _HEADING.match(line)
         keyword = _KEYWORD.match(line)
         block = _BLOCK_BEGIN.match(line)
         if block:
             name = block.group(1).lower()
-            end = _block_end(lines, i, name)
             # A verbatim block is copied whole; a prose block only keeps its delimiter lines
             # (the #+END_ line is caught below) and its content is read like any other text.
-            verbatim = name in _VERBATIM_BLOCKS
-            _mark(roles, i, end if verbatim else i + 1)
-            i = end if verbatim else i + 1
-            paragraph_start = True
-            continue
-        if heading:
-            roles[i] = KEPT
+            scan.keep(_block_end(lines, i, name) if name in _VERBATIM_BLOCKS else i + 1)
+        elif heading:
+            scan.keep(i + 1)
             name = _PRIORITY.sub("", _TODO.sub("", heading.group(2))).strip()
             if first_heading is None and name:
                 first_heading = name
@@ -97,13 +88,11 @@ def read_org(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
                 heading_tags += [
                     tag for tag in heading.group(3).split(":") if tag and tag not in _EXPORT_TAGS
                 ]
-            paragraph_start = True
         elif keyword:
-            roles[i] = KEPT
+            scan.keep(i + 1)
             key = keyword.group(1).lower()
             if keyword.group(2) and key not in keywords:
                 keywords[key] = keyword.group(2)
-            paragraph_start = True
         elif _DRAWER.match(line) and not _DRAWER_END.match(line):
             end = i + 1
             while end < len(lines) and not _DRAWER_END.match(lines[end]):
@@ -111,11 +100,10 @@ def read_org(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
                     break
                 end += 1
             if end < len(lines) and _DRAWER_END.match(lines[end]):
-                _mark(roles, i, end + 1)
-                i = end + 1
-                paragraph_start = True
-                continue
-            roles[i] = KEPT
+                scan.keep(end + 1)
+            else:  # not closed: a line that only looks like a drawer's start
+                roles[i] = KEPT
+                scan.i += 1
         elif (
             _BLOCK_END.match(line)
             or _PLANNING.match(line)
@@ -124,12 +112,11 @@ def read_org(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
             or _COMMENT.match(line)
             or _RULE.match(line)
         ):
-            roles[i] = KEPT
-            paragraph_start = True
-        elif _ITEM.match(line) or paragraph_start:
-            roles[i] = NEW
-            paragraph_start = False
-        i += 1
+            scan.keep(i + 1)
+        elif _ITEM.match(line) or scan.paragraph_start:
+            scan.take(NEW)
+        else:
+            scan.take(PROSE)
     markers = {}
     for index, line in enumerate(lines):
         term = _DESCRIPTION_ITEM.match(line) if roles[index] is NEW else None
@@ -137,8 +124,7 @@ def read_org(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
         if term and following.strip() and indent_of(following) == term.end():
             # "- term :: text" wrapped under "text": rewrap sees a bullet as wide as "- term ::".
             markers[index] = (term.start(1), term.end(1) - 1)
-    text = trim(rewrap_lines(lines, roles, markers))
-    return text, _meta(keywords, heading_tags, first_heading)
+    return markers, _meta(keywords, heading_tags, first_heading)
 
 
 def _closing_line(name: str) -> re.Pattern[str]:
@@ -152,11 +138,6 @@ def _block_end(lines: list[str], i: int, name: str) -> int:
         if closing.match(lines[k]):
             return k + 1
     return i + 1
-
-
-def _mark(roles: list[Role], start: int, end: int) -> None:
-    for k in range(start, end):
-        roles[k] = KEPT
 
 
 def _meta(keywords: dict[str, str], heading_tags: list[str], heading: str | None) -> dict[str, Any]:

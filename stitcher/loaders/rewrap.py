@@ -43,7 +43,9 @@ widens gaps only in full lines; two spaces after a sentence end do not count), o
 lines, every continuation line starts with a capital letter, and not every line is full — or
 every line but the last ends on punctuation, some of it a clause mark).
 Inside a run, the break between line A and line B is removed when A is not wider than W + 8
-(a wrapped line never runs far past the wrap column) and either
+(a wrapped line never runs far past the wrap column), A and B are not both fields of a header
+block ("Format: https://...", "Comment:": a Debian copyright file, a control file, mail
+headers), and either
 
 1. B's first word (or first CJK character) would not have fitted on A: width(A) + joint +
    width(word) ≥ W, against a trusted or the run's own wrap column, or
@@ -146,6 +148,8 @@ _CONTINUES = re.compile(r"[a-z\u00df-\u00ff]")
 _LINE_NUMBER = re.compile(r"\d{1,5}(?=\s|$)")
 _LAST_LETTERS = re.compile(r"[^\W\d_]+$")
 _FIRST_LETTERS = re.compile(r"^[^\W\d_]+")
+# A field of an RFC 822-style header block: "Upstream-Name: less", "Comment:", "Subject: x".
+_FIELD = re.compile(r"[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*:(?:[ \t]|$)")
 _URL_TAIL = re.compile(r"(?:://|^[(\"'“‘]?/|^\(?https?:)\S*/$")
 # Where a dropped-or-kept "-" sits until the whole document has been seen (private use).
 _HYPHEN_MARK = "\ue010"
@@ -619,6 +623,8 @@ def _wrap_evidence(head: _Line, tail: _Line, wrap: _Wrap, own: int | None, refer
     if reference <= 0 or head.width > reference + _MAX_OVERRUN:
         return 0
     body = tail.text.lstrip()
+    if _FIELD.match(body) and _FIELD.match(head.text.lstrip()):
+        return 0  # one field after another: a header block (DEP-5 copyright, control, mail)
     first_unit = _first_unit(body)
     gap = 0 if _cjk_joint(head.text, body) else 1
     needed = head.width + gap + display_width(first_unit)

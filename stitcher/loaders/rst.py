@@ -28,16 +28,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.markup import (
     KEPT,
     NEW,
     PROSE,
+    LineScan,
+    Markers,
     Role,
     indent_of,
+    keep,
     loose_date,
-    rewrap_lines,
-    trim,
+    read_markup,
 )
 from stitcher.loaders.metadata import clean_mapping
 from stitcher.loaders.rewrap import display_width
@@ -145,10 +146,12 @@ _DOMAIN_PROSE = frozenset(
 
 def read_rst(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
     """A .rst/.rest file → (text, metadata): see the module docstring."""
-    text = decode_text(data, source)
-    lines = text.split("\n")
-    roles, meta = _scan(lines)
-    explicit_title = _TITLE_DIRECTIVE.search(text)
+    return read_markup(data, source, _label)
+
+
+def _label(lines: list[str], roles: list[Role]) -> tuple[Markers, dict[str, Any]]:
+    meta = _scan(lines, roles)
+    explicit_title = _TITLE_DIRECTIVE.search("\n".join(lines))
     if explicit_title:  # Sphinx's ".. title::" names the page instead of its first section
         meta["title"] = explicit_title.group(1).strip()
     markers = {}
@@ -156,49 +159,39 @@ def read_rst(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
         match = _AUTO_ITEM.match(line) if roles[index] is not KEPT else None
         if match:
             markers[index] = (match.start(1), match.end(1))
-    return trim(rewrap_lines(lines, roles, markers)), meta
+    return markers, meta
 
 
-def _scan(lines: list[str]) -> tuple[list[Role], dict[str, Any]]:
-    roles = [PROSE] * len(lines)
+def _scan(lines: list[str], roles: list[Role]) -> dict[str, Any]:
+    """Label the lines (all PROSE to start with); the metadata the document states."""
     fields: dict[str, str] = {}
     title: str | None = None
     seen_body = False  # a paragraph other than titles and the bibliographic fields
-    i = 0
-    count = len(lines)
-    while i < count:
-        line = lines[i]
+    scan = LineScan(lines, roles)
+    for line in scan.filled():
+        i = scan.i
         stripped = line.strip()
-        if not stripped:
-            i += 1
-            continue
         indent = indent_of(line)
         heading = _title_at(lines, i)
         if heading is not None:
             end, name = heading
-            for k in range(i, end):
-                roles[k] = KEPT
+            scan.keep(end)
             if title is None:
                 title = name
-            i = end
             continue
         if _GRID_BORDER.match(line):
-            i = _mark(roles, i, _grid_end(lines, i))
+            scan.keep(_grid_end(lines, i))
             seen_body = True
             continue
         if _SIMPLE_BORDER.match(line):
-            i = _mark(roles, i, _simple_table_end(lines, i))
+            scan.keep(_simple_table_end(lines, i))
             seen_body = True
             continue
         if _EXPLICIT.match(line):
-            i = _explicit_block(lines, roles, i, indent)
+            scan.i = _explicit_block(lines, roles, i, indent)
             continue
-        if stripped.startswith(">>>"):
-            i = _mark(roles, i, _paragraph_end(lines, i))
-            seen_body = True
-            continue
-        if stripped.startswith("| ") or stripped == "|":
-            i = _mark(roles, i, _paragraph_end(lines, i))
+        if stripped.startswith(">>>") or stripped.startswith("| ") or stripped == "|":
+            scan.keep(_paragraph_end(lines, i))  # a doctest block, a line block
             seen_body = True
             continue
         field = _FIELD.match(line)
@@ -206,7 +199,7 @@ def _scan(lines: list[str]) -> tuple[list[Role], dict[str, Any]]:
             # The bibliographic field list: metadata, kept as written.
             end = _field_list_end(lines, i)
             _collect_fields(lines[i:end], fields)
-            i = _mark(roles, i, end)
+            scan.keep(end)
             continue
         # A paragraph (or list items, field entries); find its end.
         end = _paragraph_end(lines, i)
@@ -218,9 +211,9 @@ def _scan(lines: list[str]) -> tuple[list[Role], dict[str, Any]]:
             if _ITEM.match(lines[k]) or _OPTION_ITEM.match(lines[k]) or _FIELD.match(lines[k]):
                 roles[k] = NEW
         last = lines[end - 1].rstrip()
-        i = end
+        scan.i = end
         if last.endswith("::") and not _EXPLICIT.match(lines[end - 1]):
-            i = _literal_block(lines, roles, end, indent)
+            scan.i = _literal_block(lines, roles, end, indent)
     meta: dict[str, Any] = clean_mapping(
         {_FIELD_NAMES.get(name.lower(), name): value for name, value in fields.items()}
     )
@@ -234,13 +227,7 @@ def _scan(lines: list[str]) -> tuple[list[Role], dict[str, Any]]:
         meta["tags"] = meta["keywords"]
     if title is not None and "title" not in meta:
         meta["title"] = title
-    return roles, meta
-
-
-def _mark(roles: list[Role], start: int, end: int) -> int:
-    for k in range(start, end):
-        roles[k] = KEPT
-    return end
+    return meta
 
 
 def _title_at(lines: list[str], i: int) -> tuple[int, str] | None:
@@ -327,7 +314,7 @@ def _explicit_block(lines: list[str], roles: list[Role], i: int, indent: int) ->
     )
     footnote = re.match(r"^[ \t]*\.\.[ \t]+\[[^\]]+\]", lines[i]) is not None
     if not prose and not footnote:
-        return _mark(roles, i, end)
+        return keep(roles, i, end)
     roles[i] = KEPT
     k = i + 1
     # The directive's arguments and options: up to the first blank line.
@@ -344,7 +331,8 @@ def _scan_content(lines: list[str], roles: list[Role], start: int, end: int) -> 
     """Label the prose content of a directive as if it were a document of its own."""
     if start >= end:
         return
-    inner_roles, _ = _scan(lines[start:end])
+    inner_roles = [PROSE] * (end - start)
+    _scan(lines[start:end], inner_roles)
     roles[start:end] = inner_roles
 
 
@@ -356,10 +344,10 @@ def _literal_block(lines: list[str], roles: list[Role], i: int, indent: int) -> 
     if k >= len(lines):
         return k
     if indent_of(lines[k]) > indent:
-        return _mark(roles, k, _block_end(lines, k, indent))
+        return keep(roles, k, _block_end(lines, k, indent))
     quote = lines[k].lstrip()[:1]
     if indent_of(lines[k]) == indent and quote in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~":
-        return _mark(roles, k, _paragraph_end(lines, k))
+        return keep(roles, k, _paragraph_end(lines, k))
     return k
 
 
