@@ -4,17 +4,14 @@
 was ever imported from `stitcher.ingest` is still importable from here.
 """
 
-from stitcher.ingest.run import (
+from stitcher.ingest.options import (
     DeleteLimit,
     DocumentEmbedder,
     IngestOptions,
     IngestProgress,
-    IngestSummary,
     SilentProgress,
-    ingest,
-    list_documents,
-    sources_of,
 )
+from stitcher.ingest.run import IngestSummary, ingest, list_documents, sources_of
 
 __all__ = [
     "DeleteLimit",
