@@ -373,7 +373,9 @@ def clean(
     run_in_process(WeaviateStore(weaviate_client, KILLED), v1, embedder)
     reached: Counter[str] = Counter()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("stitcher.ingest.run.fault_point", lambda phase: reached.update([phase]))
+        # Loading and pruning reach their points in the run, writing and embedding in the pipeline.
+        for module in ("stitcher.ingest.run", "stitcher.ingest.pipeline"):
+            patch.setattr(f"{module}.fault_point", lambda phase: reached.update([phase]))
         summary = run_in_process(WeaviateStore(weaviate_client, KILLED), v2, embedder)
     assert summary.exit_status == 0 and len(summary.deleted) == 2 and len(summary.updated) == 3
     reference = snapshot(weaviate_client, KILLED)
