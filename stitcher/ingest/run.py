@@ -16,12 +16,7 @@ the folder each source is ingested from (`ChunkStore.register_source`), so anoth
 the same name is refused before anything is written, and `--prune` only ever looks at the
 sources of this run.
 
-Prune is guarded: when a root could not be listed, listed no files, or more of a source's
-documents would go than `--max-delete` allows, every add and update still happens but nothing
-is deleted, and the summary carries the `PruneRefused` (exit code 4).
-
-Text rules: a document stored under other text rules (stitcher.rules) is not "unchanged": it is
-rebuilt, reusing the vectors of chunks whose text did not change.
+What counts as unchanged, and when --prune deletes nothing, is decided in `plan.py`.
 """
 
 from __future__ import annotations
@@ -34,7 +29,7 @@ from typing import IO, TYPE_CHECKING, overload
 
 from stitcher import loaders, rules
 from stitcher.chunking import split_spans, validate_chunk_settings
-from stitcher.errors import PruneRefused, SettingsMismatch, StitcherError, UsageError, setting
+from stitcher.errors import SettingsMismatch, StitcherError, UsageError, setting
 from stitcher.faults import ServerFault, fault_point
 from stitcher.graph.model import mentions_for
 from stitcher.ingest.options import (
@@ -45,6 +40,7 @@ from stitcher.ingest.options import (
     SilentProgress,
 )
 from stitcher.ingest.pipeline import Pipeline
+from stitcher.ingest.plan import is_complete, prune_plan
 from stitcher.ingest.summary import IngestSummary, failure_reason
 from stitcher.loaders import EmptyDocument, describe_skipped, discover
 from stitcher.loaders.decoding import noted_repairs
@@ -70,9 +66,6 @@ _DEFAULT_OPTIONS = IngestOptions()
 
 #: Documents with unresolved mentions listed one by one in the notices (all are in --json).
 _UNRESOLVED_SHOWN = 10
-
-#: Document names a prune refusal lists before "and N more".
-_REFUSAL_SHOWN = 5
 
 
 class _Chunks(Sequence[Chunk]):
@@ -208,7 +201,7 @@ def ingest(
                 continue
             fault_point("read")
             recall.loaded(src, doc_hash, len(chunks))
-            if previous is not None and _is_complete(previous, doc_hash, len(chunks)):
+            if previous is not None and is_complete(previous, doc_hash, len(chunks)):
                 recall.confirm(doc.doc_id)
                 summary.unchanged.append(doc.doc_id)
                 progress.file_done(src.source)
@@ -243,7 +236,7 @@ def ingest(
     vanished: list[str] = []
     if options.prune:
         seen = {src.doc_id for src in found.files} - empty
-        vanished, summary.prune_refused = _prune_plan(
+        vanished, summary.prune_refused = prune_plan(
             stored, seen, found, options.max_delete or DeleteLimit()
         )
     if options.dry_run:
@@ -344,51 +337,6 @@ def _claim_sources(
         store.register_source(name, folder)
 
 
-def _prune_plan(
-    stored: Mapping[str, StoredDocument], seen: set[str], found: Discovery, limit: DeleteLimit
-) -> tuple[list[str], PruneRefused | None]:
-    """The stored documents to delete, or a refusal (then nothing is deleted at all): when the
-    listing had errors (a root missing or unreadable), a root listed no files, or more of a
-    source would go than `limit` allows."""
-    by_root: dict[str, list[str]] = {}
-    for doc_id in stored:
-        root = found.root_of(doc_id)
-        if root is not None:
-            by_root.setdefault(root, []).append(doc_id)
-    vanished = sorted(d for ids in by_root.values() for d in ids if d not in seen)
-    reasons: list[str] = []
-    if found.errors:
-        reasons.append(f"the listing had errors ({found.errors[0].unworded})")
-    for root, ids in sorted(by_root.items()):
-        gone = [d for d in ids if d not in seen]
-        if not gone or limit.allows(len(gone), len(ids)):
-            continue
-        listed = sum(1 for f in found.files if found.root_of(f.doc_id) == root)
-        if listed == 0:
-            reasons.append(f"the listing of source {root!r} found no files (not mounted?)")
-        else:
-            reasons.append(
-                f"it would delete {len(gone)} of the {len(ids)} stored documents of source "
-                f"{root!r}, more than {setting('max_delete', str(limit))} allows"
-            )
-    if not reasons:
-        return vanished, None
-    message = f"{setting('prune')} refused, nothing was deleted: {'; '.join(reasons)}."
-    if vanished:
-        names = ", ".join(vanished[:_REFUSAL_SHOWN])
-        if len(vanished) > _REFUSAL_SHOWN:
-            names += f" and {len(vanished) - _REFUSAL_SHOWN} more"
-        message += f" It would have deleted {len(vanished)} document(s): {names}."
-    if found.errors:
-        message += f" Fix what could not be listed, or run without {setting('prune')}."
-    else:
-        message += (
-            " If the files are really gone, run again with "
-            f"{setting('max_delete', str(len(vanished)))} (or {setting('max_delete', '100%')})."
-        )
-    return [], PruneRefused(message)
-
-
 def _with_mentions(doc: Document, mapping: Mapping[str, Sequence[str]]) -> Document:
     """The document with the names `mapping` gives it added to its `mentions`."""
     extra = mentions_for(doc.doc_id, doc.source, mapping)
@@ -477,7 +425,7 @@ class _MemoUse:
         return (
             entry is not None
             and entry.fingerprint == fingerprint
-            and _is_complete(previous, entry.doc_hash, entry.chunks)
+            and is_complete(previous, entry.doc_hash, entry.chunks)
         )
 
     def loaded(self, src: SourceFile, doc_hash: str, chunks: int) -> None:
@@ -521,18 +469,6 @@ class _MemoUse:
             return file_fingerprint(src.path, src.source, sidecar, key)
         except OSError:
             return None
-
-
-def _is_complete(previous: StoredDocument, doc_hash: str, chunk_count: int) -> bool:
-    """Stored exactly as this version: one version only, all of its chunks, current rules, and
-    not left incomplete by a run that stopped (its count alone could match: the old version's
-    delete or the incomplete record's removal may be all that is missing)."""
-    return (
-        previous.complete
-        and previous.doc_hashes == frozenset({doc_hash})
-        and previous.chunk_count == chunk_count
-        and previous.rules == frozenset({rules.TEXT_RULES_VERSION})
-    )
 
 
 def _error_subject(error: Exception) -> str:
