@@ -11,7 +11,8 @@ from stitcher.ingest.options import (
     IngestProgress,
     SilentProgress,
 )
-from stitcher.ingest.run import ingest, list_documents, sources_of
+from stitcher.ingest.preflight import list_documents, sources_of
+from stitcher.ingest.run import ingest
 from stitcher.ingest.summary import IngestSummary
 
 __all__ = [

@@ -10,11 +10,8 @@ record table to drift). The order of writes is what makes re-runs and crashes sa
   embeddings) and only then deletes the rest;
 * nothing is deleted for a document whose new version had any write failure.
 
-Sources: every document belongs to one source, the first segment of its id ("docs/a/b.md" is
-source "docs"). A source is a folder's name unless `--source` names it; the collection records
-the folder each source is ingested from (`ChunkStore.register_source`), so another folder with
-the same name is refused before anything is written, and `--prune` only ever looks at the
-sources of this run.
+Before anything is written the run checks its options, the collection's settings and who owns
+each source (`preflight.py`, which also tells what a source is).
 
 What counts as unchanged, and when --prune deletes nothing, is decided in `plan.py`.
 """
@@ -28,8 +25,8 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING, overload
 
 from stitcher import loaders, rules
-from stitcher.chunking import split_spans, validate_chunk_settings
-from stitcher.errors import SettingsMismatch, StitcherError, UsageError, setting
+from stitcher.chunking import split_spans
+from stitcher.errors import StitcherError, setting
 from stitcher.faults import ServerFault, fault_point
 from stitcher.graph.model import mentions_for
 from stitcher.ingest.options import (
@@ -41,8 +38,9 @@ from stitcher.ingest.options import (
 )
 from stitcher.ingest.pipeline import Pipeline
 from stitcher.ingest.plan import is_complete, prune_plan
+from stitcher.ingest.preflight import check_settings, claim_sources, list_documents
 from stitcher.ingest.summary import IngestSummary, failure_reason
-from stitcher.loaders import EmptyDocument, describe_skipped, discover
+from stitcher.loaders import EmptyDocument, describe_skipped
 from stitcher.loaders.decoding import noted_repairs
 from stitcher.loaders.metadata import SIDECAR_SUFFIX
 from stitcher.memo import Remembered, file_fingerprint, load_options_key
@@ -139,7 +137,7 @@ def ingest(
         chunk_overlap=options.chunk_overlap,
         vector_index=vector_index,
     )
-    existing_settings = _check_settings(store, wanted)
+    existing_settings = check_settings(store, wanted)
 
     for error in found.errors:
         summary.unreadable_because(_error_subject(error), error)
@@ -148,7 +146,7 @@ def ingest(
         progress.notice(
             f"{len(found.skipped)} skipped (not loaded): {describe_skipped(found.skipped)}"
         )
-    _claim_sources(store, found, existing_settings is not None, options, progress)
+    claim_sources(store, found, existing_settings is not None, options, progress)
     stored = store.documents() if existing_settings is not None else {}
     progress.planned(len(found.files))
 
@@ -258,85 +256,6 @@ def ingest(
     return summary
 
 
-def list_documents(
-    paths: Sequence[str], options: IngestOptions, stdin: IO[str] | None = None
-) -> Discovery:
-    """The documents an ingest of `paths` loads, for `ingest(..., discovered=)`: a caller that
-    locks the sources it writes (`sources_of`) lists them first, and that listing is then the
-    one loaded, so the lock covers everything written. Reads stdin when `paths` has "-".
-
-    Raises UsageError for options that cannot work, before anything is read.
-    """
-    validate_chunk_settings(options.chunk_size, options.chunk_overlap)
-    if not paths:
-        raise UsageError(
-            "nothing to ingest: give one or more files or directories (or - for stdin)"
-        )
-    if options.source is not None:
-        _check_source_option(options.source, paths)
-    return discover(paths, glob=options.glob, stdin=stdin, source=options.source)
-
-
-def sources_of(found: Discovery) -> list[str]:
-    """The sources an ingest of `found` writes into and prunes from (the first segment of each
-    root's document ids), sorted; empty when nothing was found."""
-    return sorted({root.split("/", 1)[0] for root in found.roots})
-
-
-def _check_source_option(source: str, paths: Sequence[str]) -> None:
-    """--source names one folder's (or file's) documents; it must be usable as an id prefix."""
-    if not source.strip() or source != source.strip() or source in (".", ".."):
-        raise UsageError(
-            f"{setting('source', source)}: give a name such as {setting('source', 'manuals')}"
-        )
-    if "/" in source or any(ord(c) < 32 for c in source):
-        raise UsageError(
-            f"{setting('source', source)}: a source name cannot contain '/' or control codes"
-        )
-    if len(paths) != 1 or paths[0] == "-":
-        raise UsageError(
-            f"{setting('source')} names the documents of one folder: give exactly one PATH "
-            f"(not -), and run once per folder, each with its own {setting('source')}"
-        )
-
-
-def _claim_sources(
-    store: ChunkStore,
-    found: Discovery,
-    collection_exists: bool,
-    options: IngestOptions,
-    progress: IngestProgress,
-) -> None:
-    """Check that no other folder already owns this run's sources, then record them.
-
-    Raises UsageError (nothing written) when a folder would take over the source of another
-    folder with the same name; an explicit --source moves the source instead. Documents stored
-    before sources were recorded belong to the source of their id's first segment, so the first
-    folder to claim that name takes them over.
-    """
-    registered = store.source_roots() if collection_exists else {}
-    claims: dict[str, str] = {}
-    for name, folder in sorted(found.folders.items()):
-        previous = registered.get(name)
-        if previous == folder:
-            continue
-        if previous is not None and options.source is None:
-            raise UsageError(
-                f"source {name!r} of collection {store.name!r} is the folder {previous}, not "
-                f"{folder}: both would share document ids ({name}/...) and {setting('prune')} "
-                "would delete each other's documents. Give this folder its own name with "
-                f"{setting('source', 'NAME')}; or, if the folder moved, re-attach it with "
-                f"{setting('source', name)}"
-            )
-        if previous is not None:
-            progress.notice(f"source {name!r}: moved from {previous} to {folder}")
-        claims[name] = folder
-    if options.dry_run:
-        return
-    for name, folder in claims.items():
-        store.register_source(name, folder)
-
-
 def _with_mentions(doc: Document, mapping: Mapping[str, Sequence[str]]) -> Document:
     """The document with the names `mapping` gives it added to its `mentions`."""
     extra = mentions_for(doc.doc_id, doc.source, mapping)
@@ -369,31 +288,6 @@ def _report_unresolved_mentions(
             "unresolved mentions are kept as text; `stitcher entities load FILE` links them once "
             "an organization has that name or alias"
         )
-
-
-def _check_settings(store: ChunkStore, wanted: CollectionSettings) -> CollectionSettings | None:
-    """The collection's settings, refusing to mix chunk settings or models in one collection."""
-    if not store.exists():
-        return None
-    existing = store.settings()
-    if existing is None:
-        raise SettingsMismatch(
-            f"collection {store.name!r} was not created by stitcher (no settings recorded on it); "
-            f"ingest into another {setting('collection')}, or convert it first with "
-            "`stitcher adopt`"
-        )
-    differences = existing.refusals(
-        model=wanted.model, chunk_size=wanted.chunk_size, chunk_overlap=wanted.chunk_overlap
-    )
-    if differences:
-        raise SettingsMismatch(
-            f"collection {store.name!r} was built with other settings: "
-            + "; ".join(differences)
-            + f". Use the collection's settings, choose another {setting('collection')}, or "
-            "delete it "
-            f"(`stitcher drop --collection {store.name} --yes`) and ingest again."
-        )
-    return existing
 
 
 class _MemoUse:
