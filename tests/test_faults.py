@@ -230,16 +230,16 @@ def _assert_isolated(summary: IngestSummary, store: Any, before: set[str], words
 def test_a_splitter_failure_fails_that_document_only(
     poisoned: tuple[Any, Path, set[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import stitcher.ingest.run
+    import stitcher.ingest.documents
 
-    real = stitcher.ingest.run.split_spans
+    real = stitcher.ingest.documents.split_spans
 
     def fussy(text: str, *args: Any) -> Any:
         if "POISON" in text:
             raise AssertionError("splitter invariant violated")
         return real(text, *args)
 
-    monkeypatch.setattr(stitcher.ingest.run, "split_spans", fussy)
+    monkeypatch.setattr(stitcher.ingest.documents, "split_spans", fussy)
     store, docs, before = poisoned
     summary = _run_memory(store, docs)
     _assert_isolated(summary, store, before, "AssertionError: splitter invariant violated")

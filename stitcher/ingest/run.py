@@ -19,16 +19,13 @@ What counts as unchanged, and when --prune deletes nothing, is decided in `plan.
 from __future__ import annotations
 
 import time
-from array import array
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from typing import IO, TYPE_CHECKING, overload
+from collections.abc import Callable, Sequence
+from typing import IO, TYPE_CHECKING
 
 from stitcher import loaders, rules
-from stitcher.chunking import split_spans
 from stitcher.errors import StitcherError, setting
 from stitcher.faults import ServerFault, fault_point
-from stitcher.graph.model import mentions_for
+from stitcher.ingest.documents import Chunks, with_mentions
 from stitcher.ingest.memo_use import MemoUse
 from stitcher.ingest.options import (
     DeleteLimit,
@@ -43,12 +40,7 @@ from stitcher.ingest.preflight import check_settings, claim_sources, list_docume
 from stitcher.ingest.summary import IngestSummary, failure_reason
 from stitcher.loaders import EmptyDocument, describe_skipped
 from stitcher.loaders.decoding import noted_repairs
-from stitcher.models import (
-    VECTOR_INDEX_HNSW,
-    Chunk,
-    CollectionSettings,
-    Document,
-)
+from stitcher.models import VECTOR_INDEX_HNSW, CollectionSettings
 from stitcher.store.base import ChunkStore
 
 if TYPE_CHECKING:
@@ -61,42 +53,6 @@ _DEFAULT_OPTIONS = IngestOptions()
 
 #: Documents with unresolved mentions listed one by one in the notices (all are in --json).
 _UNRESOLVED_SHOWN = 10
-
-
-class _Chunks(Sequence[Chunk]):
-    """A document's chunks kept as offsets (16 bytes each, not a Chunk and its text apiece);
-    a Chunk is made when asked for. The text of a 200 MB document is ~1M chunks."""
-
-    def __init__(self, text: str, starts: array[int], ends: array[int]) -> None:
-        self._text = text
-        self._starts = starts
-        self._ends = ends
-
-    @classmethod
-    def split(cls, text: str, chunk_size: int, chunk_overlap: int) -> _Chunks:
-        starts: array[int] = array("q")
-        ends: array[int] = array("q")
-        for start, end in split_spans(text, chunk_size, chunk_overlap):
-            starts.append(start)
-            ends.append(end)
-        return cls(text, starts, ends)
-
-    def __len__(self) -> int:
-        return len(self._starts)
-
-    @overload
-    def __getitem__(self, index: int) -> Chunk: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Chunk]: ...
-
-    def __getitem__(self, index: int | slice) -> Chunk | list[Chunk]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        start, end = self._starts[index], self._ends[index]
-        return Chunk(index, start, end, self._text[start:end])
 
 
 def ingest(
@@ -187,8 +143,8 @@ def ingest(
                 progress.notice(repair)
             try:
                 if options.mentions:
-                    doc = _with_mentions(doc, options.mentions)
-                chunks = _Chunks.split(doc.text, options.chunk_size, options.chunk_overlap)
+                    doc = with_mentions(doc, options.mentions)
+                chunks = Chunks.split(doc.text, options.chunk_size, options.chunk_overlap)
                 doc_hash = doc.doc_hash  # encodes the text: fails on a lone surrogate
             except Exception as error:
                 summary.failed[doc.doc_id] = failure_reason("splitting and hashing", error)
@@ -253,17 +209,6 @@ def ingest(
     return summary
 
 
-def _with_mentions(doc: Document, mapping: Mapping[str, Sequence[str]]) -> Document:
-    """The document with the names `mapping` gives it added to its `mentions`."""
-    extra = mentions_for(doc.doc_id, doc.source, mapping)
-    if not extra:
-        return doc
-    own = doc.metadata.get("mentions") or []
-    own = [own] if isinstance(own, str) else list(own)
-    merged = list(dict.fromkeys([*own, *extra]))
-    return replace(doc, metadata={**doc.metadata, "mentions": merged})
-
-
 def _report_unresolved_mentions(
     store: ChunkStore, summary: IngestSummary, progress: IngestProgress
 ) -> None:
@@ -288,5 +233,6 @@ def _report_unresolved_mentions(
 
 
 def _error_subject(error: Exception) -> str:
+    """The input a listing error is about: its message starts with the path, then ": "."""
     text = str(error)
     return text.split(": ", 1)[0] if ": " in text else text
