@@ -1,10 +1,8 @@
-"""Embedding and writing, a group of chunks at a time, on two threads.
+"""Embedding and writing, a group of chunks at a time, on two threads (`Pipeline`).
 
-The order of the store's mutations is what makes re-runs and crashes safe (told in
-`stitcher.ingest.run`): a document version is recorded as incomplete, written, and only once
-every part of it is confirmed is the old version deleted and the record removed. All of that
-runs on one writer thread, because the Weaviate batch writer is not thread-safe and a delete
-must follow its writes anyway; this thread meanwhile embeds the next group.
+The run decides what to write; this module decides when: the order of the store's mutations
+here (a version recorded as incomplete, written, confirmed, only then the old version deleted)
+is what makes re-runs and crashes safe, as `stitcher.ingest.run` tells.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What a run did, document by document: the IngestSummary a caller gets back, its `--json`
 object and the one line a cron mail shows, and the wording of a document's failure.
 
-The text is made here, not in the CLI, because the Python API and the warm worker hand the same
-summary on and a script reads the same line the terminal shows."""
+Only the CLI prints `one_line` and `to_json` today; they stay beside the fields they read so a
+Python caller (`Session.ingest` returns this object) can log the very line a cron mail shows."""
 
 from __future__ import annotations
 
