@@ -45,7 +45,9 @@ from stitcher.store.base import ChunkStore
 
 if TYPE_CHECKING:
     from stitcher.loaders import Discovery
+    from stitcher.loaders.discovery import SourceFile
     from stitcher.memo import LoadMemo
+    from stitcher.models import Document
 
 
 #: A frozen dataclass, so one instance serves every call that passes no options.
@@ -103,7 +105,6 @@ def ingest(
     stored = store.documents() if existing_settings is not None else {}
     progress.planned(len(found.files))
 
-    empty: set[str] = set()
     pipeline = None
     recall = MemoUse(memo, options)
     if not options.dry_run:
@@ -118,38 +119,11 @@ def ingest(
                 summary.unchanged.append(src.doc_id)
                 progress.file_done(src.source)
                 continue
-            try:
-                # looked up at each call: tests count the loads by wrapping it (test_memo.py)
-                with noted_repairs() as repairs:
-                    doc = loaders.load(
-                        src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs
-                    )
-            except EmptyDocument as notice:
-                # A placeholder is no error; under --prune its stored version counts as gone.
-                empty.add(src.doc_id)
-                summary.empty.append(src.doc_id)
-                progress.notice(str(notice))
+            loaded = _load(src, options, summary, progress)
+            if loaded is None:
                 progress.file_done(src.source)
                 continue
-            except StitcherError as error:
-                summary.unreadable_because(src.source, error)
-                progress.file_done(src.source)
-                continue
-            except Exception as error:  # a reader's bug or a malformed file: this one fails
-                summary.failed[src.doc_id] = failure_reason("reading", error)
-                progress.file_done(src.source)
-                continue
-            for repair in repairs:
-                progress.notice(repair)
-            try:
-                if options.mentions:
-                    doc = with_mentions(doc, options.mentions)
-                chunks = Chunks.split(doc.text, options.chunk_size, options.chunk_overlap)
-                doc_hash = doc.doc_hash  # encodes the text: fails on a lone surrogate
-            except Exception as error:
-                summary.failed[doc.doc_id] = failure_reason("splitting and hashing", error)
-                progress.file_done(src.source)
-                continue
+            doc, doc_hash, chunks = loaded
             fault_point("read")
             recall.loaded(src, doc_hash, len(chunks))
             if previous is not None and is_complete(previous, doc_hash, len(chunks)):
@@ -186,7 +160,8 @@ def ingest(
 
     vanished: list[str] = []
     if options.prune:
-        seen = {src.doc_id for src in found.files} - empty
+        # An empty file is a placeholder: under --prune its stored version counts as gone.
+        seen = {src.doc_id for src in found.files} - set(summary.empty)
         vanished, summary.prune_refused = prune_plan(
             stored, seen, found, options.max_delete or DeleteLimit()
         )
@@ -207,6 +182,38 @@ def ingest(
         recall.save()
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _load(
+    src: SourceFile, options: IngestOptions, summary: IngestSummary, progress: IngestProgress
+) -> tuple[Document, str, Chunks] | None:
+    """The file loaded and split, with its document hash; None when it cannot be (the summary
+    then says why: empty, unreadable or failed)."""
+    try:
+        # looked up at each call: tests count the loads by wrapping it (test_memo.py)
+        with noted_repairs() as repairs:
+            doc = loaders.load(src, extra_tags=options.tags, tags_from_dirs=options.tags_from_dirs)
+    except EmptyDocument as notice:
+        summary.empty.append(src.doc_id)  # a placeholder is no error
+        progress.notice(str(notice))
+        return None
+    except StitcherError as error:
+        summary.unreadable_because(src.source, error)
+        return None
+    except Exception as error:  # a reader's bug or a malformed file: this one fails
+        summary.failed[src.doc_id] = failure_reason("reading", error)
+        return None
+    for repair in repairs:
+        progress.notice(repair)
+    try:
+        if options.mentions:
+            doc = with_mentions(doc, options.mentions)
+        chunks = Chunks.split(doc.text, options.chunk_size, options.chunk_overlap)
+        doc_hash = doc.doc_hash  # encodes the text: fails on a lone surrogate
+    except Exception as error:
+        summary.failed[doc.doc_id] = failure_reason("splitting and hashing", error)
+        return None
+    return doc, doc_hash, chunks
 
 
 def _report_unresolved_mentions(
