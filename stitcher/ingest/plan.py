@@ -12,19 +12,20 @@ is deleted, and the summary carries the `PruneRefused` (exit code 4).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from stitcher import rules
 from stitcher.errors import PruneRefused, setting
 from stitcher.ingest.options import DeleteLimit
+from stitcher.ingest.preflight import listing_subject
 from stitcher.models import StoredDocument
 
 if TYPE_CHECKING:
     from stitcher.loaders import Discovery
 
 
-#: Document names a prune refusal lists before "and N more".
+#: Names (documents, inputs) a prune refusal lists before "and N more".
 _REFUSAL_SHOWN = 5
 
 
@@ -42,14 +43,15 @@ def prune_plan(
     vanished = sorted(d for ids in by_root.values() for d in ids if d not in seen)
     reasons: list[str] = []
     if found.errors:
-        reasons.append(f"the listing had errors ({found.errors[0].unworded})")
+        # Named, not quoted: each error is reported on its own, and one can run to a long line.
+        reasons.append(f"the listing had errors, about {_some(map(listing_subject, found.errors))}")
     for root, ids in sorted(by_root.items()):
         gone = [d for d in ids if d not in seen]
         if not gone or limit.allows(len(gone), len(ids)):
             continue
         listed = sum(1 for f in found.files if found.root_of(f.doc_id) == root)
         if listed == 0:
-            reasons.append(f"the listing of source {root!r} found no files (not mounted?)")
+            reasons.append(f"the listing of source {root!r} found no files to load (not mounted?)")
         else:
             reasons.append(
                 f"it would delete {len(gone)} of the {len(ids)} stored documents of source "
@@ -59,10 +61,7 @@ def prune_plan(
         return vanished, None
     message = f"{setting('prune')} refused, nothing was deleted: {'; '.join(reasons)}."
     if vanished:
-        names = ", ".join(vanished[:_REFUSAL_SHOWN])
-        if len(vanished) > _REFUSAL_SHOWN:
-            names += f" and {len(vanished) - _REFUSAL_SHOWN} more"
-        message += f" It would have deleted {len(vanished)} document(s): {names}."
+        message += f" It would have deleted {len(vanished)} document(s): {_some(vanished)}."
     if found.errors:
         message += f" Fix what could not be listed, or run without {setting('prune')}."
     else:
@@ -83,3 +82,12 @@ def is_complete(previous: StoredDocument, doc_hash: str, chunk_count: int) -> bo
         and previous.chunk_count == chunk_count
         and previous.rules == frozenset({rules.TEXT_RULES_VERSION})
     )
+
+
+def _some(names: Iterable[str]) -> str:
+    """The first few names, and how many more there are."""
+    listed = list(names)
+    shown = ", ".join(listed[:_REFUSAL_SHOWN])
+    if len(listed) > _REFUSAL_SHOWN:
+        shown += f" and {len(listed) - _REFUSAL_SHOWN} more"
+    return shown

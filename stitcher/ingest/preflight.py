@@ -126,3 +126,9 @@ def check_settings(store: ChunkStore, wanted: CollectionSettings) -> CollectionS
             f"(`stitcher drop --collection {store.name} --yes`) and ingest again."
         )
     return existing
+
+
+def listing_subject(error: Exception) -> str:
+    """The input a listing error is about: its message starts with the path, then ": "."""
+    text = str(error)
+    return text.split(": ", 1)[0] if ": " in text else text

@@ -36,7 +36,12 @@ from stitcher.ingest.options import (
 )
 from stitcher.ingest.pipeline import Pipeline
 from stitcher.ingest.plan import is_complete, prune_plan
-from stitcher.ingest.preflight import check_settings, claim_sources, list_documents
+from stitcher.ingest.preflight import (
+    check_settings,
+    claim_sources,
+    list_documents,
+    listing_subject,
+)
 from stitcher.ingest.summary import IngestSummary, failure_reason
 from stitcher.loaders import EmptyDocument, describe_skipped
 from stitcher.loaders.decoding import noted_repairs
@@ -95,7 +100,7 @@ def ingest(
     existing_settings = check_settings(store, wanted)
 
     for error in found.errors:
-        summary.unreadable_because(_error_subject(error), error)
+        summary.unreadable_because(listing_subject(error), error)
     summary.skipped = list(found.skipped)
     if found.skipped:
         progress.notice(
@@ -237,9 +242,3 @@ def _report_unresolved_mentions(
             "unresolved mentions are kept as text; `stitcher entities load FILE` links them once "
             "an organization has that name or alias"
         )
-
-
-def _error_subject(error: Exception) -> str:
-    """The input a listing error is about: its message starts with the path, then ": "."""
-    text = str(error)
-    return text.split(": ", 1)[0] if ": " in text else text
