@@ -9,9 +9,10 @@ the document hash and chunk count that loading produced. When the fingerprint ma
 takes the remembered hash and count instead of loading.
 
 The memo is only ever a hint: ingest still compares the remembered hash and count with what
-the collection holds (`ingest._is_complete`), so a stale, copied or wrong memo costs a reload,
-never a skipped change. It lives under $STITCHER_HOME/memo, one SQLite file per server and
-collection; any problem reading or writing it turns it off for the run with a notice.
+the collection holds (`stitcher.ingest.plan.is_complete`), so a stale, copied or wrong memo
+costs a reload, never a skipped change. It lives under $STITCHER_HOME/memo, one SQLite file per
+server and collection; any problem reading or writing it turns it off for the run with a
+notice. How a run uses it is `stitcher.ingest.memo_use`.
 """
 
 from __future__ import annotations

@@ -230,16 +230,16 @@ def _assert_isolated(summary: IngestSummary, store: Any, before: set[str], words
 def test_a_splitter_failure_fails_that_document_only(
     poisoned: tuple[Any, Path, set[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import stitcher.ingest
+    import stitcher.ingest.documents
 
-    real = stitcher.ingest.split_spans
+    real = stitcher.ingest.documents.split_spans
 
     def fussy(text: str, *args: Any) -> Any:
         if "POISON" in text:
             raise AssertionError("splitter invariant violated")
         return real(text, *args)
 
-    monkeypatch.setattr(stitcher.ingest, "split_spans", fussy)
+    monkeypatch.setattr(stitcher.ingest.documents, "split_spans", fussy)
     store, docs, before = poisoned
     summary = _run_memory(store, docs)
     _assert_isolated(summary, store, before, "AssertionError: splitter invariant violated")
@@ -373,7 +373,9 @@ def clean(
     run_in_process(WeaviateStore(weaviate_client, KILLED), v1, embedder)
     reached: Counter[str] = Counter()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("stitcher.ingest.fault_point", lambda phase: reached.update([phase]))
+        # Loading and pruning reach their points in the run, writing and embedding in the pipeline.
+        for module in ("stitcher.ingest.run", "stitcher.ingest.pipeline"):
+            patch.setattr(f"{module}.fault_point", lambda phase: reached.update([phase]))
         summary = run_in_process(WeaviateStore(weaviate_client, KILLED), v2, embedder)
     assert summary.exit_status == 0 and len(summary.deleted) == 2 and len(summary.updated) == 3
     reference = snapshot(weaviate_client, KILLED)
