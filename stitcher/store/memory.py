@@ -628,7 +628,7 @@ class MemoryStore:
 
     def _path_condition(self, condition: Condition) -> Predicate:
         """A condition on a path (`mentions.country=France`), run as Weaviate runs its reference
-        filter (stitcher.store.wfilters.path_filter), but at query time: a chunk's raw
+        filter (stitcher.store.weaviate.filters.path_filter), but at query time: a chunk's raw
         `mentions` resolve to organizations as its `mentions_ref` would (strictly, by name or
         alias, against the entities loaded now, as after `stitcher entities load` re-linked
         them), the path's links are followed, and the entities reached are compared."""
@@ -738,7 +738,7 @@ def _as_seed(
     vector: Sequence[float] | None,
     properties: Sequence[str] | None,
 ) -> SeedObject:
-    """What Weaviate's cursor gives for one object (stitcher.store.wseed.to_seed_object)."""
+    """What Weaviate's cursor gives for one object (stitcher.store.weaviate.seed.to_seed_object)."""
     values = dict(stored) if properties is None else {k: stored.get(k) for k in properties}
     text = values.pop("text", None)
     source = values.pop("source", None)
@@ -929,7 +929,7 @@ def _reciprocal_ranks(side: list[tuple[str, float]]) -> dict[str, float]:
 
 
 def _source_condition(condition: Condition) -> Predicate:
-    """A source-name condition, on `doc_id` as stitcher.store.wfilters.source_filter."""
+    """A source-name condition, on `doc_id` as stitcher.store.weaviate.filters.source_filter."""
     names = source_names(condition)
 
     def under(properties: dict[str, Any]) -> bool:

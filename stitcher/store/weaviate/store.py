@@ -6,7 +6,7 @@ searches the collection as is); the CollectionSettings as JSON in the collection
 BM25 runs on `text_seg`, the client-side segmented keyword text, so Chinese words match inside
 compounds on any server.
 
-Beside it: stitcher.store.wschema (the properties and the bookkeeping collections),
+Beside it: stitcher.store.weaviate.schema (the properties and the bookkeeping collections),
 wscores (fusion and explain_score), wseed (the seed's layout), wleases (writer leases),
 wlisting (what documents a collection holds) and wfilters (the `--where` tree as the
 client's Filter).
@@ -74,11 +74,15 @@ from stitcher.store.schema import (
     tenancy_mismatch,
     user_fields,
 )
-from stitcher.store.wfilters import translate
-from stitcher.store.wleases import WeaviateLeases
-from stitcher.store.wlisting import between_counts, documents_by_aggregate, documents_by_walk
-from stitcher.store.wpending import WeaviatePending
-from stitcher.store.wschema import (
+from stitcher.store.weaviate.filters import translate
+from stitcher.store.weaviate.leases import WeaviateLeases
+from stitcher.store.weaviate.listing import (
+    between_counts,
+    documents_by_aggregate,
+    documents_by_walk,
+)
+from stitcher.store.weaviate.pending import WeaviatePending
+from stitcher.store.weaviate.schema import (
     DEFAULT_CLUSTER_REPLICATION,
     MAX_RESULTS,
     bookkeeping_uuid,
@@ -90,8 +94,8 @@ from stitcher.store.wschema import (
     kind_of_property,
     vector_index_for,
 )
-from stitcher.store.wscores import parse_explain, weaviate_fusion
-from stitcher.store.wseed import (
+from stitcher.store.weaviate.scores import parse_explain, weaviate_fusion
+from stitcher.store.weaviate.seed import (
     MAX_HOP_FETCH,
     SEED_PARENT,
     SEED_TEXT,
@@ -627,7 +631,7 @@ class WeaviateStore:
         }
 
     def begin_documents(self, documents: Sequence[PendingDocument]) -> None:
-        """Record these document versions as incomplete (stitcher.store.wpending), in one
+        """Record these document versions as incomplete (stitcher.store.weaviate.pending), in one
         request, before any of their chunks is sent."""
         self._require()
         self._call("recording documents as being written", lambda: self._pending.begin(documents))
