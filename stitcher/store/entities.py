@@ -555,7 +555,7 @@ class _Shards:
 
 
 def _is_active(status: Any) -> bool:
-    # The client spells ACTIVE as HOT in some versions (see store.weaviate._status_name).
+    # The client spells ACTIVE as HOT in some versions (see store.weaviate.tenants._status_name).
     return str(getattr(status, "value", status)).upper() in ("ACTIVE", "HOT")
 
 

@@ -4,12 +4,12 @@ The client itself is imported only inside the functions that send requests (abou
 importing this package is cheap.
 """
 
-from stitcher.store.weaviate.store import (
+from stitcher.store.weaviate.core import (
     CONSISTENCY_LEVELS,
     DEFAULT_CONSISTENCY,
     DEFAULT_LISTING_PATIENCE,
-    WeaviateStore,
 )
+from stitcher.store.weaviate.store import WeaviateStore
 
 __all__ = [
     "CONSISTENCY_LEVELS",
