@@ -298,7 +298,7 @@ def _size(count: int) -> str:
 
 def check_server(connection: ConnectionSettings) -> tuple[Check, Any]:
     """Reachable and authenticated; returns the connected client for the collection checks."""
-    from stitcher.connect import connect
+    from stitcher.store.weaviate.connection import connect
 
     if connection.url is None:
         from stitcher import server

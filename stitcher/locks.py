@@ -296,9 +296,9 @@ class Lease:
         of this lease or of the other kind.
 
         A failure that may pass is retried with stitcher's policy, as any request is (the
-        client itself sends each request once: stitcher.faults.leave_retrying_to_stitcher).
-        Renewing and releasing are tried once: the next renewal tries again, and a lease
-        left behind expires.
+        client itself sends each request once: stitcher.store.weaviate.connection's
+        leave_retrying_to_stitcher). Renewing and releasing are tried once: the next renewal
+        tries again, and a lease left behind expires.
         """
         call_with_retries(self._board.ensure, is_transient=is_transient)
         while True:

@@ -24,7 +24,6 @@ from stitcher.config import (
     connection_settings,
     stitcher_home,
 )
-from stitcher.connect import connect
 from stitcher.docmatch import DocumentName, resolve_document
 from stitcher.embed import (
     Embedder,
@@ -63,6 +62,7 @@ from stitcher.server.files import BACKUPS_DIR
 from stitcher.sql import run_readonly
 from stitcher.store.schema import some_names, source_name
 from stitcher.store.weaviate import WeaviateStore
+from stitcher.store.weaviate.connection import connect
 from stitcher.transfer import BackupReport, export_collection, export_target, import_collection
 from stitcher.transfer import backup_local as transfer_backup
 from stitcher.transfer import restore_local as transfer_restore

@@ -4,6 +4,7 @@ The client itself is imported only inside the functions that send requests (abou
 importing this package is cheap.
 """
 
+from stitcher.store.weaviate.connection import connect
 from stitcher.store.weaviate.core import (
     CONSISTENCY_LEVELS,
     DEFAULT_CONSISTENCY,
@@ -16,4 +17,5 @@ __all__ = [
     "DEFAULT_CONSISTENCY",
     "DEFAULT_LISTING_PATIENCE",
     "WeaviateStore",
+    "connect",
 ]
