@@ -180,6 +180,39 @@ class EntityView:
         return out
 
 
+def find_entity(entities: Sequence[Entity], name: str, where: str) -> Entity:
+    """The one entity among `entities` that `name` means (forgiving: aliases, parts, small
+    typos); `where` names the collection in messages.
+
+    Raises:
+        AmbiguousEntity: Several fit (the message lists them).
+        UnknownEntity: None fits.
+    """
+    exact = [e for e in entities if name_key(name) in e.keys]
+    found = exact or [e for each in KINDS for e in Resolver(entities, each).candidates(name)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        hint = "check the spelling" if entities else "load some with `stitcher entities load`"
+        raise UnknownEntity(f"no entity named {name!r} in {where}; {hint}")
+    raise AmbiguousEntity(
+        f"{name!r} is ambiguous in {where}: it may mean "
+        + "; ".join(f"{e.kind} {e.label()}" for e in found[:10])
+        + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+        + f". Give the full name (or {setting('kind')}).",
+        [e.name for e in found],
+    )
+
+
+def entity_links(entities: Sequence[Entity], entity: Entity) -> dict[str, list[Entity]]:
+    """The entities `entity` links to and is linked from, by link name."""
+    graph = build_graph(entities)
+    return {
+        ref: [graph.entities[target] for target in targets]
+        for ref, targets in graph.references[(entity.kind, entity.id)].items()
+    }
+
+
 class EntityStore:
     """The entity collections of one chunk collection.
 
@@ -261,31 +294,13 @@ class EntityStore:
             AmbiguousEntity: Several fit (the message lists them).
             UnknownEntity: None fits.
         """
-        where = f"collection {self.collection!r}"
         entities = self.entities([kind] if kind else list(KINDS))
-        exact = [e for e in entities if name_key(name) in e.keys]
-        found = exact or [e for each in KINDS for e in Resolver(entities, each).candidates(name)]
-        if len(found) == 1:
-            return found[0]
-        if not found:
-            hint = "check the spelling" if entities else "load some with `stitcher entities load`"
-            raise UnknownEntity(f"no entity named {name!r} in {where}; {hint}")
-        raise AmbiguousEntity(
-            f"{name!r} is ambiguous in {where}: it may mean "
-            + "; ".join(f"{e.kind} {e.label()}" for e in found[:10])
-            + (f" and {len(found) - 10} more" if len(found) > 10 else "")
-            + f". Give the full name (or {setting('kind')}).",
-            [e.name for e in found],
-        )
+        return find_entity(entities, name, f"collection {self.collection!r}")
 
     def show(self, name: str, kind: str | None = None) -> EntityView:
         """An entity, its links in both directions, and the documents that mention it."""
         entity = self.find(name, kind)
-        graph = build_graph(self.entities())
-        links = {
-            ref: [graph.entities[target] for target in targets]
-            for ref, targets in graph.references[(entity.kind, entity.id)].items()
-        }
+        links = entity_links(self.entities(), entity)
         if entity.kind != MENTIONED_KIND:
             return EntityView(entity, links)
         shards = self._chunk_shards(references=True)

@@ -18,7 +18,10 @@ as the client's Filter).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stitcher.errors import TenancyMismatch, setting
+from stitcher.store.base import ChunkStore
 from stitcher.store.entities import EntityStore
 from stitcher.store.weaviate.layouts import Layouts
 from stitcher.store.weaviate.reads import Reads
@@ -103,3 +106,8 @@ class WeaviateStore(Layouts, Reads, Writes, Registry):
             consistency=self._consistency,
             listing_patience=self._listing_patience,
         )
+
+
+if TYPE_CHECKING:
+    # mypy checks here that the parts together keep every capability of the protocol.
+    _weaviate_is_a_chunk_store: type[ChunkStore] = WeaviateStore

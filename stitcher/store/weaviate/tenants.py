@@ -20,6 +20,11 @@ from stitcher.store.weaviate.core import StoreCore
 class Tenants(StoreCore):
     """A collection's tenants (each one a shard of its own, a knowledge base)."""
 
+    def collection_exists(self) -> bool:
+        """Whether the collection exists, whatever this store's tenant (`exists` answers for
+        the tenant)."""
+        return bool(self._call("reading", lambda: self._client.collections.exists(self._name)))
+
     def tenants(self, *, count: bool = True) -> list[TenantInfo]:
         """The tenants of the collection, by name, with their activity status and, for the
         active ones when `count`, their chunks (an inactive tenant is not counted: a read
