@@ -15,8 +15,8 @@ from stitcher.faults import classify, is_transient, past_a_dead_replica, server_
 from stitcher.ids import checked_tenant_name
 from stitcher.retry import RetryPolicy, call_with_retries
 from stitcher.store.base import scope_of
-from stitcher.store.entities import MentionLinker
 from stitcher.store.schema import ExtraProperty, tenancy_mismatch
+from stitcher.store.weaviate.entities import MentionLinker
 from stitcher.store.weaviate.pending import WeaviatePending
 
 # weaviate itself is imported inside the methods that use it: importing the client costs about

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from stitcher.errors import TenancyMismatch, setting
 from stitcher.store.base import ChunkStore
-from stitcher.store.entities import EntityStore
+from stitcher.store.weaviate.entities import EntityStore
 from stitcher.store.weaviate.layouts import Layouts
 from stitcher.store.weaviate.reads import Reads
 from stitcher.store.weaviate.registry import Registry

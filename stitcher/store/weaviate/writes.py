@@ -13,9 +13,9 @@ from stitcher.errors import UsageError, WriteFailed
 from stitcher.faults import classify, server_fault
 from stitcher.graph.paths import MENTIONS, MENTIONS_REF
 from stitcher.models import ChunkRecord, PendingDocument, WriteFailure
-from stitcher.store.entities import MentionLinker
 from stitcher.store.schema import MetadataConflict, plan_properties, record_to_properties
 from stitcher.store.weaviate.collection import CollectionSchema
+from stitcher.store.weaviate.entities import MentionLinker
 
 # weaviate itself is imported inside the methods that use it: importing the client costs about
 # a second, which `stitcher --help`, the pure tests and the in-memory store should not pay.
