@@ -107,8 +107,8 @@ def build(client: Any, args: argparse.Namespace) -> dict[str, Any]:
     from stitcher.graph.model import entity_uuid
     from stitcher.ids import chunk_uuid
     from stitcher.models import ChunkRecord, CollectionSettings
-    from stitcher.store.entities import EntityStore
     from stitcher.store.weaviate import WeaviateStore
+    from stitcher.store.weaviate.entities import EntityStore
 
     rng = random.Random(args.seed)
     chunk_coll, doc_chunks, doc_coll = "GraphBench", "GraphBenchByDoc", "GraphBenchDocument"

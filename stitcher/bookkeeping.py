@@ -8,7 +8,7 @@ LEASE_COLLECTION = "StitcherLease"
 #: Where each source of each collection is registered (stitcher.ingest checks it).
 SOURCES_COLLECTION = "StitcherSources"
 #: The documents being written: a record per document whose chunks are not all confirmed yet
-#: (stitcher.store.wpending).
+#: (stitcher.store.weaviate.pending).
 PENDING_COLLECTION = "StitcherPending"
 #: Never listed among the user's collections.
 BOOKKEEPING_COLLECTIONS = frozenset({LEASE_COLLECTION, SOURCES_COLLECTION, PENDING_COLLECTION})

@@ -298,7 +298,8 @@ def _size(count: int) -> str:
 
 def check_server(connection: ConnectionSettings) -> tuple[Check, Any]:
     """Reachable and authenticated; returns the connected client for the collection checks."""
-    from stitcher.connect import connect
+    from stitcher.store.weaviate import connect
+    from stitcher.store.weaviate.server import WeaviateServer
 
     if connection.url is None:
         from stitcher import server
@@ -327,8 +328,8 @@ def check_server(connection: ConnectionSettings) -> tuple[Check, Any]:
     except StitcherError as error:
         return Check("server", "fail", error.unworded, _server_fix(error)), None
     try:
-        # About the server itself, not a collection: no store has it to ask.
-        version = client.get_meta().get("version", "?")
+        # About the server itself, not a collection: the server-level seam answers.
+        version = WeaviateServer(client).version()
     except Exception as error:  # a server that connects but cannot answer is not healthy
         client.close()
         return Check("server", "fail", f"{connection.url}: {error}", "check the server"), None

@@ -19,7 +19,6 @@ import re
 import signal
 import sys
 from dataclasses import dataclass, replace
-from types import ModuleType
 from typing import Any
 
 # The errors live in stitcher.errors; imported here as they always were.
@@ -216,34 +215,6 @@ def _classify_reason(text: str) -> Fault:
     if status is not None:
         return Fault("server", detail)
     return Fault("refused", detail)
-
-
-def leave_retrying_to_stitcher(weaviate_retry: ModuleType) -> None:
-    """Make the weaviate client send each gRPC request once (`weaviate.retry._Retry`).
-
-    The client retries gRPC UNAVAILABLE by itself, sleeping 1, 2, 4, 8 (and 16, 32) seconds: a
-    search, a lease read or a batch write to a server that is gone took 15-63 s before it
-    failed, and every layer above retried that again (one ingest gave up after 161 s, its
-    README saying 20). With one attempt here, stitcher's RetryPolicy is the one budget. The
-    change is process-wide: a program that also makes its own weaviate clients gets single
-    attempts there too. If a client version renames the class, nothing is changed
-    (tests/test_lost_server.py measures the give-up time and fails).
-    """
-    retry = getattr(weaviate_retry, "_Retry", None)
-    if retry is None or getattr(retry, "_stitcher_once", False):
-        return
-
-    def once(self: Any, count: int, error: str, f: Any, *args: Any, **kwargs: Any) -> Any:
-        return f(*args, **kwargs)
-
-    async def once_async(
-        self: Any, count: int, error: str, f: Any, *args: Any, **kwargs: Any
-    ) -> Any:
-        return await f(*args, **kwargs)
-
-    retry.with_exponential_backoff = once
-    retry.awith_exponential_backoff = once_async
-    retry._stitcher_once = True
 
 
 def past_a_dead_replica(policy: RetryPolicy) -> RetryPolicy:

@@ -64,7 +64,7 @@ from stitcher.errors import LockHeld, setting
 from stitcher.faults import is_transient, reason
 from stitcher.retry import call_with_retries
 from stitcher.store.base import LeaseBoard
-from stitcher.store.wschema import bookkeeping_uuid
+from stitcher.store.weaviate.schema import bookkeeping_uuid
 
 #: How long a lease lasts without renewal; the holder renews it every third of that.
 LEASE_SECONDS = 120.0
@@ -296,9 +296,9 @@ class Lease:
         of this lease or of the other kind.
 
         A failure that may pass is retried with stitcher's policy, as any request is (the
-        client itself sends each request once: stitcher.faults.leave_retrying_to_stitcher).
-        Renewing and releasing are tried once: the next renewal tries again, and a lease
-        left behind expires.
+        client itself sends each request once: stitcher.store.weaviate.connection's
+        leave_retrying_to_stitcher). Renewing and releasing are tried once: the next renewal
+        tries again, and a lease left behind expires.
         """
         call_with_retries(self._board.ensure, is_transient=is_transient)
         while True:

@@ -6,7 +6,7 @@ before it through a `parent_id` metadata value. Such a collection has an auto-sc
 `source`, `parent_id`, all word-tokenized text), random ids, no offsets, no chunk index, and an
 overlap nobody recorded. stitcher can
 
-* tell it apart from its own layout (`detect_layout`, stitcher.store.wseed),
+* tell it apart from its own layout (`detect_layout`, stitcher.store.weaviate.seed),
 * search it with stitched, whole-sentence passages in a bounded number of round trips
   (`seed_search`, stitcher.foreign.seed_search), and
 * rewrite it in place into stitcher's layout, keeping every stored vector, so that later runs of
@@ -19,7 +19,7 @@ from stitcher.foreign.adopt import AdoptProgress, AdoptReport, adopt, doc_id_for
 from stitcher.foreign.chains import SeedObject, chains, overlap_length, reconstruct
 from stitcher.foreign.seed_search import DEFAULT_ROUND_TRIPS, seed_search
 from stitcher.store.base import Layout
-from stitcher.store.wseed import SEED_PROPERTIES, detect_layout
+from stitcher.store.weaviate.seed import SEED_PROPERTIES, detect_layout
 
 __all__ = [
     "DEFAULT_ROUND_TRIPS",

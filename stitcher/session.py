@@ -24,7 +24,6 @@ from stitcher.config import (
     connection_settings,
     stitcher_home,
 )
-from stitcher.connect import connect
 from stitcher.docmatch import DocumentName, resolve_document
 from stitcher.embed import (
     Embedder,
@@ -61,8 +60,10 @@ from stitcher.search import latest as latest_search
 from stitcher.seed_layout import adopt, seed_search
 from stitcher.server.files import BACKUPS_DIR
 from stitcher.sql import run_readonly
+from stitcher.store.base import ChunkStore, StoreServer
 from stitcher.store.schema import some_names, source_name
-from stitcher.store.weaviate import WeaviateStore
+from stitcher.store.weaviate import WeaviateStore, connect
+from stitcher.store.weaviate.server import connect_server
 from stitcher.transfer import BackupReport, export_collection, export_target, import_collection
 from stitcher.transfer import backup_local as transfer_backup
 from stitcher.transfer import restore_local as transfer_restore
@@ -141,7 +142,7 @@ class Session:
         #: Closes the client when this session is collected or the interpreter exits, for
         #: callers that never call close() (no "Con004: connection not closed" at exit).
         self._closer: weakref.finalize[Any, Any] | None = None
-        self._store: WeaviateStore | None = None
+        self._store: ChunkStore | None = None
         self._settings: CollectionSettings | None = None
         self._query_embedders: dict[str, Embedder] = {}
 
@@ -156,7 +157,7 @@ class Session:
         return self._client
 
     @property
-    def store(self) -> WeaviateStore:
+    def store(self) -> ChunkStore:
         """The collection as a `ChunkStore`."""
         if self._store is None:
             self._store = WeaviateStore(
@@ -295,8 +296,7 @@ class Session:
             yield
 
     def _is_multi_tenant(self) -> bool:
-        exists = bool(self.client.collections.exists(self.store.name))
-        return exists and self.store.is_multi_tenant()
+        return self.store.collection_exists() and self.store.is_multi_tenant()
 
     def _tenant_session(self, tenant: str) -> Session:
         """This session's connection, bound to `tenant` (for its locks)."""
@@ -725,8 +725,8 @@ def backup_local(
 ) -> BackupReport:
     """Back up collections of the local server (all of stitcher's when none are named) to its
     backups folder under $STITCHER_HOME; see stitcher.transfer.backup_local."""
-    with _local_client(notice) as client:
-        return transfer_backup(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
+    with _local_server(notice) as server:
+        return transfer_backup(server, backup_id, collections, stitcher_home() / BACKUPS_DIR)
 
 
 def restore_local(
@@ -734,19 +734,19 @@ def restore_local(
 ) -> BackupReport:
     """Restore collections of a `backup_local` backup into the local server (never over an
     existing one); see stitcher.transfer.restore_local."""
-    with _local_client(notice) as client:
-        return transfer_restore(client, backup_id, collections, stitcher_home() / BACKUPS_DIR)
+    with _local_server(notice) as server:
+        return transfer_restore(server, backup_id, collections, stitcher_home() / BACKUPS_DIR)
 
 
 @contextmanager
-def _local_client(notice: Notice | None) -> Iterator[Any]:
-    """A client of the local server whatever the profile or WEAVIATE_URL say: its backups are
-    files in its own home."""
-    client = connect(ConnectionSettings(), notice=notice or (lambda message: None))
+def _local_server(notice: Notice | None) -> Iterator[StoreServer]:
+    """The local server whatever the profile or WEAVIATE_URL say: its backups are files in its
+    own home."""
+    server = connect_server(ConnectionSettings(), notice=notice or (lambda message: None))
     try:
-        yield client
+        yield server
     finally:
-        client.close()
+        server.close()
 
 
 def export_model(model: str | None = None) -> list[Path]:

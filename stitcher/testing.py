@@ -11,6 +11,11 @@ store of an unused, not yet created collection (and cleans up after)::
         def store(self) -> Iterator[ChunkStore]:
             yield MyStore(f"Contract_{uuid.uuid4().hex[:12]}")
 
+`ChunkStoreContract` is the union of one contract per capability of the protocol
+(`CoreChunksContract`, `SettingsAndLayoutContract`, `TenantAwareContract`,
+`LeaseKeepingContract`, `EntityLinkingContract`, `SeedLayoutContract`): a store that implements
+only some capabilities subclasses only their contracts.
+
 tests/test_store_contract.py runs it for `MemoryStore` and for `WeaviateStore` on a real server,
 so the in-memory store can stand in for Weaviate wherever tests need no server. Vectors are tiny
 (4 dimensions). Needs pytest (a test dependency), which nothing else in stitcher imports.
@@ -36,7 +41,7 @@ from stitcher.errors import (
     UsageError,
 )
 from stitcher.filters import Condition, Where
-from stitcher.graph import UnknownEntity, org_condition
+from stitcher.graph import AmbiguousEntity, UnknownEntity, org_condition
 from stitcher.graph.model import MENTIONED_KIND, Entity
 from stitcher.models import (
     ChunkRecord,
@@ -210,24 +215,19 @@ def filtered(store: ChunkStore, where: Where) -> set[str]:
     return {hit.record.doc_id for hit in hits}
 
 
-class ChunkStoreContract:
-    """The tests every store passes. Subclasses provide the `store` fixture (see the module)."""
-
+class _StoreFixtures:
     @pytest.fixture
     def store(self) -> ChunkStore:
-        raise NotImplementedError("a ChunkStoreContract subclass provides the `store` fixture")
+        raise NotImplementedError("a contract subclass provides the `store` fixture")
 
     @pytest.fixture
     def created(self, store: ChunkStore) -> ChunkStore:
         store.create(SETTINGS)
         return store
 
-    def test_create_records_settings(self, store: ChunkStore) -> None:
-        assert not store.exists()
-        store.create(SETTINGS)
-        assert store.exists()
-        assert store.settings() == SETTINGS
-        assert store.count() == 0
+
+class CoreChunksContract(_StoreFixtures):
+    """The chunks: writing, listing, fetching, deleting, searching, filtering (`CoreChunks`)."""
 
     def test_write_counts_and_same_id_replaces(self, created: ChunkStore) -> None:
         records = make_records("a", "abcdefghijklmnopqrstuvwxyz")
@@ -462,12 +462,6 @@ class ChunkStoreContract:
         assert created.count() == 3
         assert set(created.documents()) == {"first", "ok1", "ok2"}
 
-    def test_layout_of_a_created_collection_is_stitchers(self, store: ChunkStore) -> None:
-        with pytest.raises(CollectionMissing):
-            store.layout()
-        store.create(SETTINGS)
-        assert store.layout() == "stitcher"
-
     def test_drop_removes_the_collection_and_its_sources(self, created: ChunkStore) -> None:
         write_ok(created, make_records("d", "abcdefghijklmnopqrstuvwxyz"))
         created.register_source("docs", "/somewhere/docs")
@@ -477,6 +471,34 @@ class ChunkStoreContract:
         created.create(SETTINGS)  # a new collection of the same name starts empty
         assert created.count() == 0 and created.documents() == {}
         assert created.source_roots() == {}
+
+
+class SettingsAndLayoutContract(_StoreFixtures):
+    """Settings, layout, replication and the server's collections (`SettingsAndLayout`)."""
+
+    def test_create_records_settings(self, store: ChunkStore) -> None:
+        assert not store.exists()
+        store.create(SETTINGS)
+        assert store.exists()
+        assert store.settings() == SETTINGS
+        assert store.count() == 0
+
+    def test_layout_of_a_created_collection_is_stitchers(self, store: ChunkStore) -> None:
+        with pytest.raises(CollectionMissing):
+            store.layout()
+        store.create(SETTINGS)
+        assert store.layout() == "stitcher"
+
+    def test_replication_is_checked_and_described(self, store: ChunkStore) -> None:
+        store.check_replication()  # no factor asked of a new collection: nothing to refuse
+        with pytest.raises(CollectionMissing):
+            store.replication()
+        store.create(SETTINGS)
+        store.check_replication()
+        described = store.replication()
+        assert described["replication_factor"] >= 1
+        assert described["consistency"] in ("ONE", "QUORUM", "ALL")
+        assert isinstance(described["shards"], dict)
 
     def test_collection_names_list_it_while_it_exists_and_never_bookkeeping(
         self, store: ChunkStore
@@ -489,6 +511,25 @@ class ChunkStoreContract:
         assert not set(names) & BOOKKEEPING_COLLECTIONS
         store.drop()
         assert store.name not in store.collection_names()
+
+
+class TenantAwareContract(_StoreFixtures):
+    """The store's own collection as `TenantAware` sees it (several tenants: `TenantContract`)."""
+
+    def test_a_created_collection_exists_with_its_tenancy(self, store: ChunkStore) -> None:
+        assert not store.collection_exists()
+        store.create(SETTINGS)
+        assert store.collection_exists() and store.exists()
+        assert store.is_multi_tenant() == (store.tenant is not None)
+        if store.tenant is None:
+            with pytest.raises(TenancyMismatch):
+                store.tenants()
+        else:
+            assert [info.name for info in store.tenants()] == [store.tenant]
+
+
+class LeaseKeepingContract(_StoreFixtures):
+    """The server's lease board (`LeaseKeeping`)."""
 
     def test_a_lease_record_is_created_once_changed_and_deleted(self, store: ChunkStore) -> None:
         board = store.leases()
@@ -512,6 +553,10 @@ class ChunkStoreContract:
         finally:
             board.delete(lease_id)
 
+
+class EntityLinkingContract(_StoreFixtures):
+    """Entities, and filters that follow the references to them (`EntityLinking`)."""
+
     def test_entities_load_and_resolve_by_name_and_alias(self, created: ChunkStore) -> None:
         entities = created.entities()
         assert entities.collection == created.name
@@ -530,7 +575,27 @@ class ChunkStoreContract:
         with pytest.raises(UnknownEntity):
             org_condition(entities, "Nobody Inc")
 
-    # -- graph references: filters along `mentions` -----------------------------------------
+    def test_an_entity_is_shown_with_its_links_both_ways(self, created: ChunkStore) -> None:
+        entities = created.entities()
+        entities.load(GRAPH_ENTITIES)
+        view = entities.show("kestrel motors")
+        assert view.entity.id == "kestrel"
+        assert [e.id for e in view.links["supplier"]] == ["acme"]
+        assert [e.id for e in entities.show("Acme", "organization").links["supplier_of"]] == [
+            "kestrel"
+        ]
+        with pytest.raises(AmbiguousEntity):
+            entities.show("Twin")
+        with pytest.raises(UnknownEntity):
+            entities.show("Nobody Inc")
+
+    def test_unresolved_mentions_are_taken_once(self, created: ChunkStore) -> None:
+        created.entities().load(GRAPH_ENTITIES)
+        write_ok(created, one_chunk("nobody", "news nobody", mentions=["Nobody", "Kestrel Motors"]))
+        # A store that links mentions names the one it could not link; one that keeps them as
+        # text only (the in-memory store) links none and so names none.
+        assert created.take_unresolved_mentions() in ({}, {"nobody": ["Nobody"]})
+        assert created.take_unresolved_mentions() == {}
 
     @pytest.fixture
     def graph_store(self, created: ChunkStore) -> ChunkStore:
@@ -568,7 +633,9 @@ class ChunkStoreContract:
         with pytest.raises(FilterError, match="at least one value"):
             filtered(created, Where((C("mentions.country", "any", []),)))
 
-    # -- what adopt needs: markers, siblings, every object as stored -------------------------
+
+class SeedLayoutContract(_StoreFixtures):
+    """What adopt needs: markers, siblings, every object as stored (`SeedLayoutAccess`)."""
 
     def test_a_marker_is_kept_next_to_the_settings(self, created: ChunkStore) -> None:
         assert created.marker("stitcher_test") == {}
@@ -612,6 +679,18 @@ class ChunkStoreContract:
         texts = created.seed_objects(["text"])
         assert {obj.text for obj in texts} == {r.text for r in records}
         assert all(obj.vector and not obj.extra for obj in texts)
+
+
+class ChunkStoreContract(
+    CoreChunksContract,
+    SettingsAndLayoutContract,
+    TenantAwareContract,
+    LeaseKeepingContract,
+    EntityLinkingContract,
+    SeedLayoutContract,
+):
+    """The tests every `ChunkStore` passes: every capability's contract. Subclasses provide the
+    `store` fixture (see the module); a store with fewer capabilities subclasses only theirs."""
 
 
 #: The entities of the graph contract: Acme (France) supplies Kestrel (Korea), Ada sits on
@@ -722,6 +801,15 @@ class TenantContract:
         assert not a.exists() and a.drop() is False
         assert b.count() == len(ours) + 2 and b.source_roots() == {"docs": "/b/docs"}
         assert a.name in b.collection_names()  # the collection stays for its other tenants
+
+    def test_the_collection_exists_apart_from_each_tenant(self, open_store: OpenStore) -> None:
+        a = open_store("kb-a")
+        assert not a.collection_exists()
+        a.create(SETTINGS)
+        b = open_store("kb-b", a.name)
+        assert a.collection_exists() and b.collection_exists()
+        assert a.exists() and not b.exists()
+        assert a.is_multi_tenant() and b.is_multi_tenant()
 
     def test_tenants_are_listed_and_deactivated_and_a_read_activates(
         self, open_store: OpenStore

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from stitcher import rules
-from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import (
     CollectionMissing,
     ExportFileInvalid,  # it lives in stitcher.errors; imported from here as it always was
@@ -43,9 +42,8 @@ from stitcher.errors import (
 from stitcher.faults import fault_point
 from stitcher.ids import canonical_collection_name
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
-from stitcher.store.base import ChunkStore
+from stitcher.store.base import BackupOutcome, ChunkStore, StoreServer
 from stitcher.store.schema import parse_date
-from stitcher.store.weaviate import WeaviateStore
 
 FORMAT = "stitcher-export"
 FORMAT_VERSION = 1
@@ -493,7 +491,7 @@ class BackupReport:
 
 
 def backup_local(
-    client: Any, backup_id: str, collections: list[str] | None, backups_dir: Path
+    server: StoreServer, backup_id: str, collections: list[str] | None, backups_dir: Path
 ) -> BackupReport:
     """Back up collections of the local server (all of stitcher's when none are named).
 
@@ -509,20 +507,11 @@ def backup_local(
     _check_backup_id(backup_id)
     if (backups_dir / backup_id).exists():
         raise UsageError(f"backup {backup_id!r} exists in {backups_dir}: choose another id")
-    names = _backup_collections(client, collections)
-    sidecar = {name: WeaviateStore(client, name).source_roots() for name in names}
+    names = _backup_collections(server, collections)
+    sidecar = {name: server.store(name).source_roots() for name in names}
     # Backups are the server's own business (its filesystem backend, all collections at once),
-    # not a collection's: no store has them, so they go to the client.
-    result = _backup_call(
-        "back up",
-        backups_dir,
-        lambda: client.backup.create(
-            backup_id=backup_id,
-            backend=_filesystem(),
-            include_collections=names,
-            wait_for_completion=True,
-        ),
-    )
+    # not a collection's: no store has them, so they go to the server.
+    result = _backup_call("back up", backups_dir, lambda: server.backup(backup_id, names))
     _require_success("backup", backup_id, result)
     (backups_dir / f"{backup_id}.stitcher.json").write_text(
         json.dumps({"format": "stitcher-backup", "version": 1, "sources": sidecar}, indent=2),
@@ -532,7 +521,7 @@ def backup_local(
 
 
 def restore_local(
-    client: Any, backup_id: str, collections: list[str] | None, backups_dir: Path
+    server: StoreServer, backup_id: str, collections: list[str] | None, backups_dir: Path
 ) -> BackupReport:
     """Restore collections (all in the backup when none are named) and their sources.
 
@@ -555,26 +544,19 @@ def restore_local(
     if sidecar_path.is_file():
         sources = json.loads(sidecar_path.read_text(encoding="utf-8")).get("sources", {})
     wanted = collections or list(sources)
-    existing = [name for name in wanted if WeaviateStore(client, name).exists()]
+    existing = [name for name in wanted if server.store(name).exists()]
     if existing:
         raise UsageError(
             f"collection {existing[0]!r} exists: a restore never overwrites; drop it first "
             f"(`stitcher drop -c {existing[0]} --yes`) or restore into another server"
         )
     result = _backup_call(
-        "restore",
-        backups_dir,
-        lambda: client.backup.restore(
-            backup_id=backup_id,
-            backend=_filesystem(),
-            include_collections=collections or None,
-            wait_for_completion=True,
-        ),
+        "restore", backups_dir, lambda: server.restore(backup_id, collections or None)
     )
     _require_success("restore", backup_id, result)
-    restored = tuple(getattr(result, "collections", None) or wanted)
+    restored = tuple(result.collections or wanted)
     for name in restored:
-        store = WeaviateStore(client, name)
+        store = server.store(name)
         for source, root in sorted(sources.get(name, {}).items()):
             store.register_source(source, root)
     return BackupReport(backup_id, restored, str(backups_dir / backup_id))
@@ -588,28 +570,22 @@ def _check_backup_id(backup_id: str) -> None:
         )
 
 
-def _backup_collections(client: Any, collections: list[str] | None) -> list[str]:
+def _backup_collections(server: StoreServer, collections: list[str] | None) -> list[str]:
     if not collections:
-        # Any store of the server lists its collections, stitcher's bookkeeping left out.
-        names = WeaviateStore(client, DEFAULT_COLLECTION).collection_names()
+        names = server.collection_names()
         if not names:
             raise UsageError("the local server has no collections to back up")
         return names
     names = [canonical_collection_name(name) for name in collections]
     for name in names:
-        if not WeaviateStore(client, name).exists():
+        if not server.store(name).exists():
             raise CollectionMissing(f"collection {name!r} does not exist on the local server")
     return names
 
 
-def _filesystem() -> Any:
-    # the client: ~1 s to import
-    from weaviate.backup.backup import BackupStorage
-
-    return BackupStorage.FILESYSTEM
-
-
-def _backup_call(doing: str, backups_dir: Path, action: Callable[[], Any]) -> Any:
+def _backup_call(
+    doing: str, backups_dir: Path, action: Callable[[], BackupOutcome]
+) -> BackupOutcome:
     try:
         return action()
     except Exception as error:
@@ -625,8 +601,8 @@ def _backup_call(doing: str, backups_dir: Path, action: Callable[[], Any]) -> An
         raise ServerError(f"could not {doing} in {backups_dir}: {detail[:300]}") from None
 
 
-def _require_success(doing: str, backup_id: str, result: Any) -> None:
-    status = str(getattr(getattr(result, "status", None), "value", getattr(result, "status", "")))
+def _require_success(doing: str, backup_id: str, result: BackupOutcome) -> None:
+    status = result.status
     if status.upper() != "SUCCESS":
-        error = getattr(result, "error", None) or "no reason given"
+        error = result.error or "no reason given"
         raise ServerError(f"{doing} {backup_id} ended {status or 'unknown'}: {error}")

@@ -36,7 +36,7 @@ from stitcher.graph import (
 )
 from stitcher.graph.model import build_graph, content_hash, entity_uuid
 from stitcher.models import ChunkRecord
-from stitcher.store.entities import EntityStore
+from stitcher.store.weaviate.entities import EntityStore
 from tests.fakes import FakeEmbedder
 
 NEWS = Path(__file__).resolve().parent.parent / "datasets" / "news"

@@ -243,6 +243,66 @@ def test_no_product_module_imports_a_test_double() -> None:
     assert importers == {}
 
 
+def weaviate_importers(root: Path) -> list[str]:
+    """Each import of the weaviate client (`weaviate` or `weaviate.*`) in a module of the package
+    at `root` outside its `store/` folder, as 'path:line: name': every statement, at module level,
+    in a function or under `if TYPE_CHECKING:` (a type taken from the client ties the module to it
+    just the same)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root.parent).as_posix()
+        if path.relative_to(root).parts[0] == "store":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found += [
+                f"{relative}:{node.lineno}: {name}"
+                for name in names
+                if name == "weaviate" or name.startswith("weaviate.")
+            ]
+    return found
+
+
+def test_nothing_above_the_store_imports_the_weaviate_client() -> None:
+    """The client is the store layer's business: everything else reaches Weaviate through a
+    ChunkStore or a StoreServer (stitcher.store.base), so it also runs on the in-memory store."""
+    assert weaviate_importers(STITCHER_ROOT) == []
+
+
+def test_an_import_of_the_client_anywhere_above_the_store_is_named(tmp_path: Path) -> None:
+    root = _write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/store/__init__.py": "",
+            "pkg/store/real.py": "import weaviate\n",  # allowed: the store layer
+            "pkg/top.py": """
+                from typing import TYPE_CHECKING
+
+                if TYPE_CHECKING:
+                    from weaviate.collections import Collection
+
+
+                def backup():
+                    from weaviate.backup.backup import BackupStorage
+
+                    return BackupStorage
+            """,
+            "pkg/near.py": "import weaviate_like, json\nfrom weaviate import classes\n",
+        },
+    )
+    assert weaviate_importers(root) == [
+        "pkg/near.py:2: weaviate",
+        "pkg/top.py:5: weaviate.collections",
+        "pkg/top.py:9: weaviate.backup.backup",
+    ]
+
+
 def _write_package(root: Path, files: Mapping[str, str]) -> Path:
     for relative, text in files.items():
         path = root / relative

@@ -62,6 +62,9 @@ class NullStore:
     def vectors_by_chunk_hash(self, doc_id: str, hashes: Iterable[str]) -> dict[str, list[float]]:
         return {}
 
+    def take_unresolved_mentions(self) -> dict[str, list[str]]:
+        return {}
+
     def write(
         self, records: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]
     ) -> list[WriteFailure]:

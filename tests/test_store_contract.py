@@ -134,7 +134,7 @@ def test_foreign_collection_has_no_settings(weaviate_client: Any) -> None:
 def test_documents_falls_back_to_walking_when_the_aggregate_is_incomplete(
     weaviate_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stitcher.store import wlisting
+    from stitcher.store.weaviate import listing as wlisting
 
     monkeypatch.setattr(wlisting, "_MAX_VERSIONS", 1)  # the aggregate then lists one version only
     name = f"ContractTest_{uuid.uuid4().hex[:12]}"

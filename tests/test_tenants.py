@@ -473,7 +473,7 @@ def test_entities_are_shared_by_tenants_and_each_tenants_mentions_are_relinked(
 
     # An organization mentioned by more chunks than one query lists: every link is rewritten,
     # and stays right.
-    import stitcher.store.entities as entity_store
+    import stitcher.store.weaviate.entities as entity_store
 
     monkeypatch.setattr(entity_store, "_LINK_SCAN_LIMIT", 1)
     relinked = entity_store.EntityStore(weaviate_client, collection, "kb-a").relink()

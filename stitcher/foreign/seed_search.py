@@ -27,7 +27,7 @@ from stitcher.store.base import ChunkStore
 
 # The store asks the server (ChunkStore.seed_hybrid, seed_hop); to_seed_object is kept importable
 # from here, where it lived before the store took the reading over.
-from stitcher.store.wseed import to_seed_object
+from stitcher.store.weaviate.seed import to_seed_object
 
 __all__ = ["DEFAULT_ROUND_TRIPS", "Neighbourhood", "seed_search", "to_seed_object"]
 

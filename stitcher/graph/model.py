@@ -1,6 +1,6 @@
 """Entities and their links, as plain data: kinds, link types, name keys, files, ids, the graph.
 
-Nothing here talks to Weaviate; `stitcher.store.entities` writes what these functions compute.
+Nothing here talks to Weaviate; `stitcher.store.weaviate.entities` writes what these compute.
 
 Two kinds of entity exist: organizations (name, aliases, city, country, industry) and people
 (name, aliases). A link is declared on one side (a person's `board_member_of`, an organization's

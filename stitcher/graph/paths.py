@@ -7,9 +7,9 @@ the name and every alias), or an attribute such as `city`, `country`, `industry`
 ends on a link means that link's `name`: `mentions.supplier_of=Hyundai`.
 
 Weaviate runs these as reference filters (`Filter.by_ref(...).by_ref(...)`, built by
-stitcher.store.wfilters.path_filter) inside the query, before ranking; the memory store runs the
-same `path_test` over its entities at query time. Values of names and attributes are compared by
-`name_key` (case, accents and spacing do not matter); ids exactly.
+stitcher.store.weaviate.filters.path_filter) inside the query, before ranking; the memory store
+runs the same `path_test` over its entities at query time. Values of names and attributes are
+compared by `name_key` (case, accents and spacing do not matter); ids exactly.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ MENTIONS_REF = "mentions_ref"
 #: Links a path may follow after `mentions` (each one is a further lookup inside Weaviate).
 MAX_LINKS = 3
 
-#: Entity properties (see stitcher.store.entities): the stored id and the name keys.
+#: Entity properties (see stitcher.store.weaviate.entities): the stored id and the name keys.
 ID_PROPERTY = "entity_id"
 NAME_KEYS_PROPERTY = "name_keys"
 

@@ -107,8 +107,9 @@ def _sorted(entities: Iterable[Entity]) -> list[Entity]:
 class EntityLookup(Protocol):
     """The entities of one chunk collection, as the conditions read them.
 
-    `stitcher.store.entities.EntityStore` (Weaviate) and `stitcher.store.memory.MemoryEntities`
-    have it; a store hands one out through `ChunkStore.entities()`.
+    `stitcher.store.weaviate.entities.EntityStore` (Weaviate) and
+    `stitcher.store.memory.MemoryEntities` have it; a store hands one out through
+    `ChunkStore.entities()`.
     """
 
     @property

@@ -225,10 +225,7 @@ def _report_unresolved_mentions(
     store: ChunkStore, summary: IngestSummary, progress: IngestProgress
 ) -> None:
     """Stores that link `mentions` to entities (WeaviateStore) say which names matched none."""
-    take = getattr(store, "take_unresolved_mentions", None)
-    if not callable(take):
-        return
-    summary.unresolved_mentions = dict(sorted(take().items()))
+    summary.unresolved_mentions = dict(sorted(store.take_unresolved_mentions().items()))
     listed = list(summary.unresolved_mentions.items())
     for doc_id, names in listed[:_UNRESOLVED_SHOWN]:
         progress.notice(f"{doc_id}: no organization named {', '.join(map(repr, names))}")

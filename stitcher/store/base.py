@@ -1,13 +1,18 @@
 """The storage seam: everything ingest and search need from a collection of chunks.
 
-`WeaviateStore` is the real thing; `MemoryStore` holds the same data in dicts for fast unit tests.
-Both pass the contract in stitcher.testing (run by tests/test_store_contract.py).
+`ChunkStore` is the union of small protocols, one per capability: the chunks themselves
+(`CoreChunks`), the collection's settings and layout, tenants, leases, entities, and what the
+seed layout needs. `StoreServer` is the server-level seam (its collections, version, backups).
+`WeaviateStore` (stitcher.store.weaviate) is the real thing; `MemoryStore` holds the same data in
+dicts for fast unit tests. Both pass the contract in stitcher.testing (run by
+tests/test_store_contract.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from stitcher.errors import UsageError
 from stitcher.filters import Where
@@ -25,6 +30,9 @@ from stitcher.models import (
     TenantInfo,
     WriteFailure,
 )
+
+if TYPE_CHECKING:
+    from stitcher.store.entities import EntityView
 
 #: How a collection is laid out: stitcher's own (settings recorded), seed 003's LangChain
 #: layout (`text` + `parent_id`, see stitcher.seed_layout), or anything else.
@@ -63,6 +71,11 @@ class EntityCollections(EntityLookup, Protocol):
         """Create or update `entities` (same kind and id replaces); returns a report."""
         ...
 
+    def show(self, name: str, kind: str | None = None) -> EntityView:
+        """The one entity `name` means, its links in both directions and, where the store
+        links mentions, the documents that mention it."""
+        ...
+
 
 class LeaseBoard(Protocol):
     """The leases of one server's collections (stitcher.locks): one record per locked
@@ -94,10 +107,10 @@ class LeaseBoard(Protocol):
         ...
 
 
-class ChunkStore(Protocol):
-    """One collection of chunks, or one tenant of a multi-tenant collection (a knowledge base
-    among many in one collection; everything below then reads and writes that tenant only).
-    Methods that read by id accept any number of ids."""
+class CoreChunks(Protocol):
+    """The chunks of one collection, or of one tenant of a multi-tenant collection (a knowledge
+    base among many in one collection; everything below then reads and writes that tenant only):
+    what ingest, search and stitching need. Methods that read by id accept any number of ids."""
 
     @property
     def name(self) -> str:
@@ -126,44 +139,6 @@ class ChunkStore(Protocol):
         with `all_tenants` (else TenancyMismatch)."""
         ...
 
-    def is_multi_tenant(self) -> bool:
-        """Whether the existing collection is multi-tenant."""
-        ...
-
-    def tenants(self, *, count: bool = True) -> list[TenantInfo]:
-        """The collection's tenants by name: status, and chunks of the active ones when `count`
-        (TenancyMismatch on a single-tenant collection)."""
-        ...
-
-    def set_tenant_active(self, name: str, active: bool) -> str:
-        """Activate or deactivate tenant `name` of the collection; returns its status before."""
-        ...
-
-    def collection_names(self) -> list[str]:
-        """The names of the collections on the same server, this one's included when it exists,
-        sorted; stitcher's bookkeeping collections left out (for "did you mean" messages)."""
-        ...
-
-    def leases(self) -> LeaseBoard:
-        """Where writers of the collections on this store's server hold their leases."""
-        ...
-
-    def layout(self) -> Layout:
-        """Which layout the collection has (CollectionMissing when it does not exist)."""
-        ...
-
-    def entities(self) -> EntityCollections:
-        """The entities (organizations, people) loaded for this collection."""
-        ...
-
-    def create(self, settings: CollectionSettings) -> None:
-        """Create the collection with stitcher's schema and record `settings` on it."""
-        ...
-
-    def settings(self) -> CollectionSettings | None:
-        """The settings recorded on the collection, or None when it has none (foreign layout)."""
-        ...
-
     def count(self) -> int:
         """Number of chunk objects."""
         ...
@@ -185,14 +160,6 @@ class ChunkStore(Protocol):
     def finish_documents(self, doc_ids: Sequence[str]) -> None:
         """These documents are complete again (all chunks confirmed, old version deleted) or
         gone: the last write of a document. Ids never begun are ignored."""
-        ...
-
-    def source_roots(self) -> dict[str, str]:
-        """The folder each source of the collection was first ingested from, by source name."""
-        ...
-
-    def register_source(self, name: str, root: str) -> None:
-        """Record (or move) source `name` to the folder `root`."""
         ...
 
     def vectors_by_chunk_hash(
@@ -264,7 +231,94 @@ class ChunkStore(Protocol):
         """Hybrid query: BM25 over `keyword_text` (already segmented) and vector similarity."""
         ...
 
-    # -- seed layout, markers, siblings (issue 14): what adopt and seed search need ----------
+
+class SettingsAndLayout(Protocol):
+    """What the collection is: its recorded settings and layout, where its sources come from, its
+    replication, and the other collections on its server."""
+
+    def create(self, settings: CollectionSettings) -> None:
+        """Create the collection with stitcher's schema and record `settings` on it."""
+        ...
+
+    def settings(self) -> CollectionSettings | None:
+        """The settings recorded on the collection, or None when it has none (foreign layout)."""
+        ...
+
+    def layout(self) -> Layout:
+        """Which layout the collection has (CollectionMissing when it does not exist)."""
+        ...
+
+    def check_replication(self) -> None:
+        """Refuse a requested replication factor before anything is written: UsageError when a
+        new collection's factor exceeds the servers, SettingsMismatch when an existing
+        collection has another."""
+        ...
+
+    def replication(self) -> dict[str, Any]:
+        """How the collection is replicated: "replication_factor", "consistency" and "shards"
+        (the nodes holding each shard), for `stitcher stats`."""
+        ...
+
+    def source_roots(self) -> dict[str, str]:
+        """The folder each source of the collection was first ingested from, by source name."""
+        ...
+
+    def register_source(self, name: str, root: str) -> None:
+        """Record (or move) source `name` to the folder `root`."""
+        ...
+
+    def collection_names(self) -> list[str]:
+        """The names of the collections on the same server, this one's included when it exists,
+        sorted; stitcher's bookkeeping collections left out (for "did you mean" messages)."""
+        ...
+
+
+class TenantAware(Protocol):
+    """The tenants of a multi-tenant collection."""
+
+    def collection_exists(self) -> bool:
+        """Whether the collection itself exists, whatever the tenant (a tenant store's
+        `exists` answers for its tenant)."""
+        ...
+
+    def is_multi_tenant(self) -> bool:
+        """Whether the existing collection is multi-tenant."""
+        ...
+
+    def tenants(self, *, count: bool = True) -> list[TenantInfo]:
+        """The collection's tenants by name: status, and chunks of the active ones when `count`
+        (TenancyMismatch on a single-tenant collection)."""
+        ...
+
+    def set_tenant_active(self, name: str, active: bool) -> str:
+        """Activate or deactivate tenant `name` of the collection; returns its status before."""
+        ...
+
+
+class LeaseKeeping(Protocol):
+    """Where writers of the server's collections hold their leases (stitcher.locks)."""
+
+    def leases(self) -> LeaseBoard:
+        """Where writers of the collections on this store's server hold their leases."""
+        ...
+
+
+class EntityLinking(Protocol):
+    """The entities (organizations, people) of the collection, and mentions linked to them."""
+
+    def entities(self) -> EntityCollections:
+        """The entities (organizations, people) loaded for this collection."""
+        ...
+
+    def take_unresolved_mentions(self) -> dict[str, list[str]]:
+        """Names in chunks' `mentions` that no loaded organization has, by doc_id, since the
+        last call ({} for a store that does not link mentions)."""
+        ...
+
+
+class SeedLayoutAccess(Protocol):
+    """What adopt and seed search need (issue 14): markers kept on the collection, sibling
+    collections, and a collection of any layout's objects as stored."""
 
     def sibling(self, name: str) -> ChunkStore:
         """The store of collection `name` on the same server (adopt's temporary copy)."""
@@ -299,4 +353,57 @@ class ChunkStore(Protocol):
     def seed_hop(self, parent_ids: Sequence[str], child_of: Sequence[str]) -> list[SeedObject]:
         """In ONE round trip: the objects with these ids, and the objects whose `parent_id` is
         one of `child_of` (a seed-layout collection's chain, one hop each way)."""
+        ...
+
+
+class ChunkStore(
+    CoreChunks,
+    SettingsAndLayout,
+    TenantAware,
+    LeaseKeeping,
+    EntityLinking,
+    SeedLayoutAccess,
+    Protocol,
+):
+    """One collection of chunks on a server, with every capability above: what `Session`, ingest
+    and search are typed to. A store that lacks a capability implements only its protocol."""
+
+
+@dataclass(frozen=True)
+class BackupOutcome:
+    """How a server's backup or restore ended: its status as the server words it ("SUCCESS",
+    "FAILED", ...), the server's reason when there is one, and the collections it held (None
+    when the server did not say)."""
+
+    status: str
+    error: str | None = None
+    collections: tuple[str, ...] | None = None
+
+
+class StoreServer(Protocol):
+    """One server of collections: what is about the server rather than one collection (its
+    collections, its version, backups of several collections at once), and the store of each."""
+
+    def store(self, name: str, *, tenant: str | None = None) -> ChunkStore:
+        """The store of collection `name` (of its tenant `tenant`) on this server."""
+        ...
+
+    def collection_names(self) -> list[str]:
+        """The server's collections, sorted, stitcher's bookkeeping ones left out."""
+        ...
+
+    def version(self) -> str:
+        """The server's version ("?" when it does not say)."""
+        ...
+
+    def backup(self, backup_id: str, collections: Sequence[str]) -> BackupOutcome:
+        """Back `collections` up under `backup_id` (the server's own backup), to the end."""
+        ...
+
+    def restore(self, backup_id: str, collections: Sequence[str] | None) -> BackupOutcome:
+        """Restore `collections` of backup `backup_id` (None: all of them), to the end."""
+        ...
+
+    def close(self) -> None:
+        """Let go of the server (its connection); the stores it opened are unusable after."""
         ...

@@ -14,7 +14,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stitcher.errors import (
     CollectionMissing,
@@ -49,7 +49,8 @@ from stitcher.models import (
     TenantInfo,
     WriteFailure,
 )
-from stitcher.store.base import Layout, check_fusion, scope_of
+from stitcher.store.base import ChunkStore, Layout, check_fusion, scope_of
+from stitcher.store.entities import EntityView, entity_links, find_entity
 from stitcher.store.schema import (
     SOURCE_FIELD,
     ExtraProperty,
@@ -111,6 +112,13 @@ class MemoryEntities:
     def resolver(self, kind: str = MENTIONED_KIND) -> Resolver:
         """Name and alias lookup over the loaded entities of `kind`."""
         return Resolver(self.entities([kind]), kind)
+
+    def show(self, name: str, kind: str | None = None) -> EntityView:
+        """The entity `name` means and its links in both directions. Where it is mentioned is
+        not known: the in-memory store keeps `mentions` as text and links none."""
+        entities = self.entities([kind] if kind else list(KINDS))
+        entity = find_entity(entities, name, f"collection {self._collection!r}")
+        return EntityView(entity, entity_links(self.entities(), entity))
 
 
 class MemoryLeases:
@@ -222,6 +230,10 @@ class MemoryStore:
             return self._created or self._name in self._server.tenants
         self._check_tenancy()
         return self._created
+
+    def collection_exists(self) -> bool:
+        """Whether the collection exists, whatever this store's tenant."""
+        return self._created or self._server.multi_tenant(self._name) is not None
 
     def is_multi_tenant(self) -> bool:
         """Whether the (existing) collection is multi-tenant."""
@@ -345,6 +357,18 @@ class MemoryStore:
     def leases(self) -> MemoryLeases:
         """The leases of this store's server."""
         return self._server.leases
+
+    def check_replication(self) -> None:
+        """Nothing to refuse: the in-memory store keeps one copy and is asked for no factor."""
+
+    def replication(self) -> dict[str, Any]:
+        """One copy, on no node."""
+        self._require()
+        return {"replication_factor": 1, "consistency": "QUORUM", "shards": {}}
+
+    def take_unresolved_mentions(self) -> dict[str, list[str]]:
+        """Always {}: the in-memory store keeps `mentions` as text and links none."""
+        return {}
 
     def settings(self) -> CollectionSettings | None:
         """The settings given to `create`."""
@@ -628,7 +652,7 @@ class MemoryStore:
 
     def _path_condition(self, condition: Condition) -> Predicate:
         """A condition on a path (`mentions.country=France`), run as Weaviate runs its reference
-        filter (stitcher.store.wfilters.path_filter), but at query time: a chunk's raw
+        filter (stitcher.store.weaviate.filters.path_filter), but at query time: a chunk's raw
         `mentions` resolve to organizations as its `mentions_ref` would (strictly, by name or
         alias, against the entities loaded now, as after `stitcher entities load` re-linked
         them), the path's links are followed, and the entities reached are compared."""
@@ -738,7 +762,7 @@ def _as_seed(
     vector: Sequence[float] | None,
     properties: Sequence[str] | None,
 ) -> SeedObject:
-    """What Weaviate's cursor gives for one object (stitcher.store.wseed.to_seed_object)."""
+    """What Weaviate's cursor gives for one object (stitcher.store.weaviate.seed.to_seed_object)."""
     values = dict(stored) if properties is None else {k: stored.get(k) for k in properties}
     text = values.pop("text", None)
     source = values.pop("source", None)
@@ -929,7 +953,7 @@ def _reciprocal_ranks(side: list[tuple[str, float]]) -> dict[str, float]:
 
 
 def _source_condition(condition: Condition) -> Predicate:
-    """A source-name condition, on `doc_id` as stitcher.store.wfilters.source_filter."""
+    """A source-name condition, on `doc_id` as stitcher.store.weaviate.filters.source_filter."""
     names = source_names(condition)
 
     def under(properties: dict[str, Any]) -> bool:
@@ -937,3 +961,8 @@ def _source_condition(condition: Condition) -> Predicate:
         return any(doc_id == name or doc_id.startswith(name + "/") for name in names)
 
     return (lambda p: not under(p)) if condition.op == "ne" else under
+
+
+if TYPE_CHECKING:
+    # mypy checks here that the in-memory store keeps every capability of the protocol.
+    _memory_is_a_chunk_store: type[ChunkStore] = MemoryStore

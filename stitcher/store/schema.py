@@ -357,7 +357,7 @@ def extra_from_description(name: str, kind: Kind, description: str | None) -> Ex
 
 #: The field users filter on for a document's source: the name of the folder it was ingested
 #: from (or `--source`), i.e. the first segment of its `doc_id`. It has no property of its own:
-#: the stores match it on `doc_id` (stitcher.store.wfilters.source_filter).
+#: the stores match it on `doc_id` (stitcher.store.weaviate.filters.source_filter).
 SOURCE_FIELD = "source"
 #: The field for a document's file path as ingested: the stored `source` property, whose name
 #: predates sources (renaming the property would orphan every existing collection's chunks).
