@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from stitcher.errors import UsageError, setting
@@ -160,25 +160,36 @@ _ENUMERATOR_ONLY = re.compile(r"\s*\(?(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{2,6})[.)]
 
 
 def _is_residue(text: str, start: int, end: int) -> bool:
-    return (
-        not _CONTENT_RE.search(text, start, end)
-        or _ENUMERATOR_ONLY.fullmatch(text, start, end) is not None
+    if not _CONTENT_RE.search(text, start, end):
+        return True
+    # A number glued to the letters before it ("...Ga.") is the end of a word, not an item's.
+    return _ENUMERATOR_ONLY.fullmatch(text, start, end) is not None and (
+        start == 0 or not _CONTENT_RE.match(text, start - 1) or text[start].isspace()
     )
 
 
-def _absorb_residue(text: str, spans: Iterator[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+def _has_no_content(text: str, start: int, end: int) -> bool:
+    return not _CONTENT_RE.search(text, start, end)
+
+
+def _absorb_residue(
+    text: str,
+    spans: Iterator[tuple[int, int]],
+    is_residue: Callable[[str, int, int], bool] = _is_residue,
+) -> Iterator[tuple[int, int]]:
     """`spans` with every piece lacking a letter or digit (or holding only a list item's
     number, "1. ") merged into a neighbouring chunk.
 
     Dropping such a piece can open a gap between the chunks around it; the gap holds residue
     only (every chunk between them was residue) and is shared out by `_residue_cut`. Leading
     residue joins the first chunk with content, trailing residue the last. A text without any
-    content keeps the splitter's chunks: there is nothing for them to join.
+    content keeps the splitter's chunks: there is nothing for them to join. A text whose only
+    letters are list numbers ("a.") keeps them as content: it has nothing else to show.
     """
     held: list[tuple[int, int]] = []  # residue pieces before the first content chunk
     previous: tuple[int, int] | None = None
     for start, end in spans:
-        if _is_residue(text, start, end):
+        if is_residue(text, start, end):
             if previous is None:
                 held.append((start, end))
             continue
@@ -192,7 +203,10 @@ def _absorb_residue(text: str, spans: Iterator[tuple[int, int]]) -> Iterator[tup
             yield previous_start, previous_end
         previous = (start, end)
     if previous is None:
-        yield from held
+        if is_residue is _is_residue and any(_CONTENT_RE.search(text, *span) for span in held):
+            yield from _absorb_residue(text, iter(held), _has_no_content)
+        else:
+            yield from held
     else:
         yield previous[0], len(text)
 

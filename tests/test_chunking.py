@@ -56,9 +56,21 @@ def has_content(text: str) -> bool:
     return any(character.isalnum() for character in text)
 
 
+# A list item's number or letter standing alone ("a.", "(iv)", "12)"): residue too when the
+# splitter cuts it off from its item.
+_NUMBER_AT_EDGE = re.compile(
+    r"^\(?(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{2,6})[.)](?=[\W_]|$)"
+    r"|(?<![^\W_])\(?(?:\d{1,3}|[A-Za-z]|[ivxlcIVXLC]{2,6})[.)]$"
+)
+
+
 def core(text: str) -> str:
-    """The chunk without the residue at its edges."""
-    return re.sub(r"^[\W_]+|[\W_]+$", "", text)
+    """The chunk without the residue at its edges (punctuation, space, lone list numbers)."""
+    while True:
+        stripped = re.sub(r"^[\W_]+|[\W_]+$", "", _NUMBER_AT_EDGE.sub("", text.strip()))
+        if stripped == text:
+            return text
+        text = stripped
 
 
 def assert_tiles(text: str, chunks: list[Chunk], size: int, overlap: int) -> None:
@@ -84,6 +96,10 @@ def assert_tiles(text: str, chunks: list[Chunk], size: int, overlap: int) -> Non
 
 @settings(max_examples=300, deadline=None)
 @given(documents, sizes)
+@example("-+-+-+-+-+-+-+-+-+-+a.", (20, 0))  # the only letter is an "a." list number
+@example("QUJDREVGR0g=QUJDREVGa.", (20, 0))  # "a." joins the chunk before it
+@example("我们需要重新编译内核。-+-+-+-+-+-+-+-+-+-+a.", (20, 0))  # and the residue before it
+@example("我们需要重新编译内核。-+-+-+-+-+-+-+-+-+-+a. ", (20, 0))
 def test_chunks_tile_the_text(text: str, size_overlap: tuple[int, int]) -> None:
     size, overlap = size_overlap
     chunks = split(text, size, overlap)
