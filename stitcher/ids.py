@@ -115,11 +115,22 @@ def page_of(offset: int, page_starts: Sequence[int]) -> int:
     return max(1, bisect.bisect_right(page_starts, offset))
 
 
+def line_of(offset: int, line_starts: Sequence[int]) -> int:
+    """The 1-based line of the file whose text holds `offset` of the loaded text, given where
+    each line of the file begins in it (`stitcher.loaders.lines.line_starts`)."""
+    return max(1, bisect.bisect_right(line_starts, offset))
+
+
 #: Formats whose text is extracted from markup or a binary layout: a line of that text is no
 #: line a reader could find in the file, so their chunks get no "line".
 _EXTRACTED_SUFFIXES = frozenset(
     {".html", ".htm", ".xhtml", ".pdf", ".docx", ".epub", ".odt", ".rtf"}
 )
+
+
+#: Document metadata that maps offsets (to pages, to the file's lines): used to number a
+#: chunk's page or line, never stored with it.
+_OFFSET_MAPS = frozenset({"page_starts", "line_starts"})
 
 
 def has_lines(source: str) -> bool:
@@ -197,7 +208,8 @@ def build_records(
     canonical = canonical_collection_name(collection)
     doc_hash = doc_hash or doc.doc_hash
     page_starts = doc.metadata.get("page_starts")
-    base_metadata = {key: value for key, value in doc.metadata.items() if key != "page_starts"}
+    file_line_starts = doc.metadata.get("line_starts")
+    base_metadata = {key: value for key, value in doc.metadata.items() if key not in _OFFSET_MAPS}
     records = []
     span = indices if indices is not None else range(len(chunks))
     parent_id = chunk_uuid(canonical, doc.doc_id, doc_hash, span.start - 1) if span.start else None
@@ -212,6 +224,11 @@ def build_records(
         context = _context(doc.text, chunks, index)
         if page_starts:
             metadata["page"] = page_of(chunk.start, page_starts)
+        elif file_line_starts:
+            # The line of its first character that is not space (a chunk may begin with the
+            # line break and indent before a line).
+            first = next_non_space(doc.text, chunk.start, chunk.end)
+            metadata["line"] = line_of(first, file_line_starts)
         elif numbered:
             line += doc.text.count("\n", counted_to, chunk.start)
             counted_to = chunk.start

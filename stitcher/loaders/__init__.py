@@ -15,6 +15,7 @@ from typing import Any
 from stitcher.errors import EmptyDocument as EmptyDocument  # it lives in stitcher.errors
 from stitcher.errors import LoadError
 from stitcher.loaders.compressed import decompress
+from stitcher.loaders.decoding import decode_text
 from stitcher.loaders.discovery import (
     SUPPORTED_EXTENSIONS,
     Discovery,
@@ -26,8 +27,9 @@ from stitcher.loaders.discovery import (
     discover,
     supported_extensions,
 )
+from stitcher.loaders.lines import line_starts
 from stitcher.loaders.metadata import detect_lang, parse_date, read_sidecar, split_tags, unique
-from stitcher.loaders.readers import READERS
+from stitcher.loaders.readers import LINE_ALIGNED_KINDS, READERS
 from stitcher.models import Document
 
 __all__ = [
@@ -89,6 +91,8 @@ def load(
       once, in that order.
     - lang: "zh", "en" or "other" from the text's characters, unless given explicitly.
     - page_starts (PDF only): offset in `text` where each page begins.
+    - line_starts (text formats whose text differs from the file's, e.g. rewrapped): for each
+      line of the file, the offset in `text` where it begins (`stitcher.loaders.lines`).
 
     Args:
         src: A file from `discover`.
@@ -115,12 +119,18 @@ def load(
     if not data:
         raise EmptyDocument(f"{src.source}: empty file; skipped")
     extracted = reader(data, src.source)
-    del data
     if not extracted.text.strip():
         raise EmptyDocument(f"{src.source}: empty (no text to index); skipped")
     metadata: dict[str, Any] = {**extracted.meta, **read_sidecar(src.path, src.source)}
     metadata["title"] = _title(metadata.get("title"), src)
     volatile = frozenset() if metadata.get("date") is not None else frozenset({"date"})
+    if src.kind in LINE_ALIGNED_KINDS:
+        original = decode_text(data, src.source)
+        if original != extracted.text:
+            metadata["line_starts"] = line_starts(original, extracted.text)
+            # Derived from the file and the text alone, and as long as the file has lines.
+            volatile |= {"line_starts"}
+    del data
     metadata["date"] = _date(metadata.get("date"), mtime, src)
     dir_tags = src.doc_id.split("/")[1:-1] if tags_from_dirs else []
     metadata["tags"] = unique([*split_tags(metadata.get("tags")), *extra_tags, *dir_tags])
