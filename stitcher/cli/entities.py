@@ -8,10 +8,11 @@ ambiguous or unknown name exits 2).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from stitcher.cli.library import open_stitcher
 from stitcher.cli.options import (
     JsonOpt,
     ServerFlags,
@@ -26,11 +27,8 @@ from stitcher.config import DEFAULT_COLLECTION
 from stitcher.errors import CollectionMissing
 from stitcher.graph.model import KINDS, name_key, read_entities
 
-if TYPE_CHECKING:
-    from stitcher.api import Stitcher
-
-# The commands import stitcher.api when they run, as stitcher.cli does: the library core (and
-# through it the embedders and the Weaviate store) is not loaded for `stitcher --help`.
+# The commands open the library through stitcher.cli.library (this run's profile, its notices
+# on stderr, quiet under -q): the library core is not loaded for `stitcher --help`.
 
 entities_app = typer.Typer(
     help="Organizations and people that documents mention, and their links.\n\n"
@@ -52,32 +50,9 @@ _KindOpt = Annotated[
 ]
 
 
-def _stitcher(
-    ctx: typer.Context,
-    server: ServerFlags,
-    collection: str,
-    tenant: str | None = None,
-) -> Stitcher:
-    from stitcher.api import Stitcher
-
-    # --profile is the root command's option (also when written after the command); without
-    # it, a profile's url would give these commands its collection but another server.
-    profile = ctx.find_root().params.get("profile")
-    return Stitcher(
-        server.url,
-        server.api_key,
-        collection,
-        grpc_port=server.grpc_port,
-        notice=_notice,
-        profile=profile,
-        tenant=tenant,
-    )
-
-
 @entities_app.command("load")
 @connecting
 def load(
-    ctx: typer.Context,
     files: Annotated[
         list[Path],
         typer.Argument(metavar="FILE...", help="JSON Lines or CSV files of entities."),
@@ -93,7 +68,7 @@ def load(
     """Create or update entities and their links (idempotent), then re-link stored mentions
     (of --tenant only, or of every active tenant)."""
     entities = [entity for path in files for entity in read_entities(path, kind)]
-    with _stitcher(ctx, server, collection, tenant) as s:
+    with open_stitcher(server, collection, tenant=tenant) as s:
         report = s.load_entities(entities, wait=wait)
     if as_json:
         print_json(report.to_json())
@@ -107,7 +82,6 @@ def load(
 @entities_app.command("show")
 @connecting
 def show(
-    ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="Name, alias or part of one.")],
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
@@ -118,7 +92,7 @@ def show(
 ) -> None:
     """Print one entity, its links in both directions and the documents that mention it (in
     --tenant, or in each active tenant)."""
-    with _stitcher(ctx, server, collection, tenant) as s:
+    with open_stitcher(server, collection, tenant=tenant) as s:
         if tenant is not None and not s.store.exists():
             raise CollectionMissing(s.missing_message())
         view = s.store.entities().show(name, kind)
@@ -147,7 +121,6 @@ def show(
 @entities_app.command("list")
 @connecting
 def list_entities(
-    ctx: typer.Context,
     kind: _KindOpt = None,
     collection: _CollectionOpt = DEFAULT_COLLECTION,
     as_json: JsonOpt = False,
@@ -155,7 +128,7 @@ def list_entities(
     server: ServerFlags,
 ) -> None:
     """List the loaded entities: kind, id, name, aliases and place."""
-    with _stitcher(ctx, server, collection) as s:
+    with open_stitcher(server, collection) as s:
         found = s.store.entities().entities([kind] if kind else list(KINDS))
     found.sort(key=lambda e: (e.kind, name_key(e.name), e.id))
     if as_json:
@@ -168,7 +141,3 @@ def list_entities(
         return
     for e in found:
         typer.echo(f"{e.kind}\t{e.id}\t{e.label()}")
-
-
-def _notice(message: str) -> None:
-    typer.echo(message, err=True)
