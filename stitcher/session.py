@@ -126,7 +126,13 @@ class Session:
         replication_factor: int | None = None,
         consistency: str = "quorum",
         tenant: str | None = None,
+        store: ChunkStore | None = None,
+        query_embedder: Embedder | None = None,
     ) -> None:
+        """Args beyond the connection: `store` is the collection to use instead of the Weaviate
+        collection named `collection` (the in-memory store of stitcher.store.memory, another
+        backend; the session never closes or rebuilds it), and `query_embedder` embeds the
+        queries of a collection stored with that embedder's model name (no model is loaded)."""
         # Replicas of a collection this instance creates (None: 1 on one node, 3 on a cluster)
         # and replicas that must answer each read/write/delete (stitcher.store.weaviate).
         self._replication_factor = replication_factor
@@ -142,9 +148,12 @@ class Session:
         #: Closes the client when this session is collected or the interpreter exits, for
         #: callers that never call close() (no "Con004: connection not closed" at exit).
         self._closer: weakref.finalize[Any, Any] | None = None
-        self._store: ChunkStore | None = None
+        self._given_store = store
+        self._store: ChunkStore | None = store
         self._settings: CollectionSettings | None = None
-        self._query_embedders: dict[str, Embedder] = {}
+        self._query_embedders: dict[str, Embedder] = (
+            {query_embedder.name: query_embedder} if query_embedder is not None else {}
+        )
 
     # -- connection -------------------------------------------------------------------------
 
@@ -175,13 +184,13 @@ class Session:
             self._closer()  # closes the client, once
         self._client = None
         self._closer = None
-        self._store = None
+        self._store = self._given_store
 
     def refresh(self) -> None:
         """Forget what was read about the collection (its settings, the store handle) and keep
         the connection and query models: a long-lived caller (the warm search worker) then sees
         a re-ingest or a drop as a fresh process would."""
-        self._store = None
+        self._store = self._given_store
         self._settings = None
 
     def __enter__(self) -> Self:
@@ -386,6 +395,9 @@ class Session:
     def query_embedder(self, model: str | None = None) -> Embedder:
         """The embedder for queries: the collection's own model, via ONNX when exported."""
         settings = self.collection_settings()
+        given = self._query_embedders.get(model or settings.model)
+        if given is not None and not model:
+            return given
         ref: ModelRef = resolve_model(model or settings.model)
         if ref.name != settings.model:
             raise SettingsMismatch(
