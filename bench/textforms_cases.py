@@ -248,6 +248,8 @@ def label_lines(text: str, man: bool, blocks: bool = True) -> list[RawLine]:
 
 _TROFF_SUFFIXES = frozenset({".1", ".5", ".8"})
 _MAN_FORMS = frozenset({"man", "troff"})
+# Markup sources, whose list items are units even when no blank line separates them.
+_LIST_FORMS = frozenset({"org", "rst", "adoc"})
 
 
 def raw_text(path: Path) -> str:
@@ -376,6 +378,13 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
             if block_start is not None and raw.number in rows:
                 # A row of a tag table ("F9   由功能键F19发送的字符串" over "FA   ..."): each
                 # row is a unit; rows without a full stop are not one long sentence.
+                if block_ok:
+                    paragraphs.append(Paragraph(block_start, offset - 1))
+                block_start, block_ok = None, True
+            if block_start is not None and form in _LIST_FORMS and _BULLET.match(raw.text):
+                # A list item of a markup source starts a unit without a blank line before it
+                # ("...'hide1cloze'.)" over "2. =show1cloze= -- ..."): its syntax says so, and
+                # the reader keeps items apart.
                 if block_ok:
                     paragraphs.append(Paragraph(block_start, offset - 1))
                 block_start, block_ok = None, True
