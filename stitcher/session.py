@@ -42,7 +42,12 @@ from stitcher.errors import CollectionMissing, ModelError, SettingsMismatch, Usa
 from stitcher.filters import Condition, Where
 from stitcher.filtervalues import FOLDED_FIELDS, fold_cases, missing_values
 from stitcher.graph import org_condition
-from stitcher.ids import canonical_collection_name, checked_tenant_name, documents_by_source
+from stitcher.ids import (
+    canonical_collection_name,
+    checked_tenant_name,
+    documents_by_source,
+    source_of,
+)
 from stitcher.ingest import (
     IngestOptions,
     IngestProgress,
@@ -61,7 +66,7 @@ from stitcher.seed_layout import adopt, seed_search
 from stitcher.server.files import BACKUPS_DIR
 from stitcher.sql import run_readonly
 from stitcher.store.base import ChunkStore, StoreServer
-from stitcher.store.schema import some_names, source_name
+from stitcher.store.schema import some_names
 from stitcher.store.weaviate import WeaviateStore, connect
 from stitcher.store.weaviate.server import connect_server
 from stitcher.transfer import BackupReport, export_collection, export_target, import_collection
@@ -395,9 +400,9 @@ class Session:
     def query_embedder(self, model: str | None = None) -> Embedder:
         """The embedder for queries: the collection's own model, via ONNX when exported."""
         settings = self.collection_settings()
-        given = self._query_embedders.get(model or settings.model)
-        if given is not None and not model:
-            return given
+        if model is None and settings.model in self._query_embedders:
+            # Given to the session, or made and checked by an earlier call: nothing to resolve.
+            return self._query_embedders[settings.model]
         ref: ModelRef = resolve_model(model or settings.model)
         if ref.name != settings.model:
             raise SettingsMismatch(
@@ -553,7 +558,7 @@ class Session:
         for record in self.store.sample(200):
             values: dict[str, Any] = {
                 "doc_id": record.doc_id,
-                "source": source_name(record.doc_id),
+                "source": source_of(record.doc_id),
                 "path": record.source,
                 "chunk_index": record.chunk_index,
                 **record.metadata,

@@ -36,7 +36,7 @@ from stitcher.graph.paths import (
     path_test,
 )
 from stitcher.graph.resolve import Resolver
-from stitcher.ids import checked_tenant_name
+from stitcher.ids import checked_tenant_name, source_of
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
@@ -66,7 +66,6 @@ from stitcher.store.schema import (
     record_to_properties,
     resolve_field,
     some_names,
-    source_name,
     source_names,
     tenancy_mismatch,
     user_fields,
@@ -541,7 +540,7 @@ class MemoryStore:
         for properties, _vector in self._objects.values():
             value = properties.get(name)
             for item in value if isinstance(value, list) else [value] if value else []:
-                counts[source_name(str(item)) if field == SOURCE_FIELD else str(item)] += 1
+                counts[source_of(str(item)) if field == SOURCE_FIELD else str(item)] += 1
         return [value for value, _ in counts.most_common(limit)]
 
     def heads(

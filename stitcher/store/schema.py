@@ -21,7 +21,6 @@ from datetime import date, datetime, timezone
 from typing import Any, Literal
 
 from stitcher.errors import FilterError, TenancyMismatch, setting
-from stitcher.ids import source_of
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 from stitcher.segment import keyword_text
 
@@ -363,9 +362,6 @@ SOURCE_FIELD = "source"
 #: predates sources (renaming the property would orphan every existing collection's chunks).
 PATH_FIELD = "path"
 PATH_PROPERTY = "source"
-
-#: One definition of a document's source (stitcher.ids); the name the store modules use.
-source_name = source_of
 
 
 def source_names(condition: Any) -> list[str]:

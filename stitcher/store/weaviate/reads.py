@@ -9,8 +9,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from stitcher.filters import Where
+from stitcher.ids import source_of
 from stitcher.models import ChunkRecord, Hit, SpanRequest
-from stitcher.store.schema import SOURCE_FIELD, resolve_field, source_name
+from stitcher.store.schema import SOURCE_FIELD, resolve_field
 from stitcher.store.weaviate.collection import CollectionSchema
 from stitcher.store.weaviate.filters import translate
 from stitcher.store.weaviate.schema import IDS_PER_QUERY, MAX_RESULTS
@@ -166,7 +167,7 @@ class Reads(CollectionSchema):
         counts: Counter[str] = Counter()
         for group in result.groups:
             value = str(group.grouped_by.value)
-            counts[source_name(value) if field == SOURCE_FIELD else value] += group.total_count or 0
+            counts[source_of(value) if field == SOURCE_FIELD else value] += group.total_count or 0
         return [value for value, _ in counts.most_common()]
 
     def heads(
