@@ -15,7 +15,7 @@ from typing import Any
 from stitcher.errors import EmptyDocument as EmptyDocument  # it lives in stitcher.errors
 from stitcher.errors import LoadError
 from stitcher.loaders.compressed import decompress
-from stitcher.loaders.decoding import decode_text
+from stitcher.loaders.decoding import decode_text, noted_repairs
 from stitcher.loaders.discovery import (
     SUPPORTED_EXTENSIONS,
     Discovery,
@@ -125,7 +125,10 @@ def load(
     metadata["title"] = _title(metadata.get("title"), src)
     volatile = frozenset() if metadata.get("date") is not None else frozenset({"date"})
     if src.kind in LINE_ALIGNED_KINDS:
-        original = decode_text(data, src.source)
+        # The reader has already reported any repair of these bytes; a second notice for the
+        # same file would read as a second fault.
+        with noted_repairs():
+            original = decode_text(data, src.source)
         if original != extracted.text:
             metadata["line_starts"] = line_starts(original, extracted.text)
             # Derived from the file and the text alone, and as long as the file has lines.
