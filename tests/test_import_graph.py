@@ -167,7 +167,7 @@ LAYERS = {
         *("request", "filtervalues"),
     },
     "stitching": {"stitch"},
-    "storage": {"store", "testing", "graph", "connect", "server", "provision"},
+    "storage": {"store", "testing", "graph", "server", "provision"},
     "floor": {
         *("models", "ids", "rules", "sentences", "filters", "segment", "config", "errors"),
         *("faults", "retry", "bookkeeping"),

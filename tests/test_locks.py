@@ -30,8 +30,8 @@ from stitcher.locks import (
     source_leases,
 )
 from stitcher.store.memory import MemoryServer, MemoryStore
-from stitcher.store.wleases import WeaviateLeases
-from stitcher.store.wschema import bookkeeping_uuid
+from stitcher.store.weaviate.leases import WeaviateLeases
+from stitcher.store.weaviate.schema import bookkeeping_uuid
 from tests.test_faults import _wait_until_stopped
 from tests.test_sources import ROOT, STITCHER, TEXT, cli, make_root
 
@@ -480,7 +480,7 @@ def test_a_lease_collection_of_an_older_version_gains_tenant_and_source(
 ) -> None:
     """A server whose lease collection was made before per-source leases: `ensure` adds the
     properties, and a source lease then works on it."""
-    from stitcher.store.wschema import ensure_bookkeeping_collection
+    from stitcher.store.weaviate.schema import ensure_bookkeeping_collection
 
     old_kinds = {k: v for k, v in WeaviateLeases.KINDS.items() if k not in ("tenant", "source")}
     weaviate_client.collections.delete(LEASE_COLLECTION)  # no writer runs during the tests

@@ -19,7 +19,7 @@ from stitcher import server
 from stitcher.faults import classify
 from stitcher.locks import Lease
 from stitcher.retry import RetryPolicy
-from stitcher.store.wleases import WeaviateLeases
+from stitcher.store.weaviate.leases import WeaviateLeases
 
 pytestmark = pytest.mark.faults
 
