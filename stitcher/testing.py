@@ -40,6 +40,7 @@ from stitcher.errors import (
     TenantMissing,
     UsageError,
 )
+from stitcher.faults import is_transient
 from stitcher.filters import Condition, Where
 from stitcher.graph import AmbiguousEntity, UnknownEntity, org_condition
 from stitcher.graph.model import MENTIONED_KIND, Entity
@@ -552,6 +553,17 @@ class LeaseKeepingContract(_StoreFixtures):
             board.delete(lease_id)  # gone already: nothing happens
         finally:
             board.delete(lease_id)
+
+    def test_the_board_tells_its_own_failures_apart(self, store: ChunkStore) -> None:
+        """An update of a lease that is not there fails, and its board calls that nothing
+        a retry would mend (stitcher.locks retries what `fault_kind` calls transient)."""
+        board = store.leases()
+        board.ensure()
+        with pytest.raises(Exception) as raised:
+            board.update(str(uuid.uuid4()), {"token": "none"})
+        assert board.fault_kind(raised.value) in (None, "refused")
+        assert not is_transient(raised.value, board.fault_kind)
+        assert board.fault_kind(ValueError("connection reset")) is None  # not the board's own
 
 
 class EntityLinkingContract(_StoreFixtures):

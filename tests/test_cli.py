@@ -161,11 +161,12 @@ def _raising(error: BaseException) -> Callable[[], None]:
         (_raising(SystemExit(7)), 7),
         (_raising(SystemExit(None)), 0),
         (_raising(KeyboardInterrupt()), 130),
+        (_raising(typer.Abort()), 130),
         (_raising(PruneRefused("refused")), 4),
         (_raising(LockHeld("busy")), 5),
     ],
     ids=["return", "Exit(3)", "Exit(enum)", "SystemExit(7)", "SystemExit(None)", "Ctrl-C",
-         "PruneRefused", "LockHeld"],
+         "Abort", "PruneRefused", "LockHeld"],
 )  # fmt: skip
 def test_every_way_a_command_ends_is_the_exit_status(
     command: Callable[[], None], status: int, monkeypatch: pytest.MonkeyPatch

@@ -109,6 +109,55 @@ def test_an_expired_lease_on_the_in_memory_store_is_taken_over() -> None:
     assert any("taking over" in notice for notice in notices)
 
 
+class _Hiccup(Exception):
+    """An error only the flaky board below knows as a lost connection."""
+
+
+class FlakyBoard:
+    """An in-memory board whose first reads fail with its own error type: whether the lease
+    retries them is the board's classifier's answer (`fault_kind`), not the error's text."""
+
+    def __init__(self, failures: int, kind: str | None) -> None:
+        self._inner = MemoryStore("docs").leases()
+        self.failures = failures
+        self.kind = kind
+
+    def read(self, lease_id: str) -> dict[str, Any] | None:
+        if self.failures:
+            self.failures -= 1
+            raise _Hiccup("hiccup")
+        return self._inner.read(lease_id)
+
+    def fault_kind(self, error: BaseException) -> Any:
+        return self.kind if isinstance(error, _Hiccup) else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_a_lease_retries_what_its_board_calls_transient_and_nothing_else() -> None:
+    passing = FlakyBoard(failures=1, kind="connection")
+    Lease(passing, "Docs", command="ingest").acquire(wait=False)
+    assert passing.failures == 0 and passing.read(lease_id("Docs")) is not None
+    for kind in ("refused", None):  # told so by the board, or an error it does not know
+        refusing = FlakyBoard(failures=1, kind=kind)
+        with pytest.raises(_Hiccup):
+            Lease(refusing, "Docs", command="ingest").acquire(wait=False)
+        assert refusing.read(lease_id("Docs")) is None  # nothing taken
+
+
+def test_a_lease_warns_in_the_boards_words_when_it_cannot_release() -> None:
+    board = FlakyBoard(failures=0, kind="timeout")
+    notices: list[str] = []
+    lease = Lease(board, "Docs", command="ingest", notice=notices.append)
+    with lease.held(wait=False):
+        board.failures = 1  # the release's read fails
+    assert notices == [
+        "warning: could not release the lease on 'Docs' (the server did not answer in time); "
+        "it expires by itself"
+    ]
+
+
 def test_ingests_of_different_sources_hold_leases_at_once_and_a_shared_source_is_refused() -> None:
     board = MemoryStore("docs").leases()
     faq = source_leases(board, "Docs", ["faq"], command="ingest")

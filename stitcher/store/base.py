@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from stitcher.errors import UsageError
+from stitcher.errors import FaultKind, UsageError
 from stitcher.filters import Where
 from stitcher.graph.model import Entity
 from stitcher.graph.resolve import EntityLookup
@@ -104,6 +104,11 @@ class LeaseBoard(Protocol):
 
     def delete(self, lease_id: str) -> None:
         """Remove the record `lease_id` if there is one."""
+        ...
+
+    def fault_kind(self, error: BaseException) -> FaultKind | None:
+        """What an error raised by one of the methods above was, by its type (stitcher.faults:
+        whether stitcher.locks retries it); None when it is not the board's own kind of error."""
         ...
 
 
