@@ -16,8 +16,8 @@ from stitcher.ids import checked_tenant_name
 from stitcher.retry import RetryPolicy, call_with_retries
 from stitcher.store.base import scope_of
 from stitcher.store.schema import ExtraProperty, tenancy_mismatch
-from stitcher.store.weaviate.entities import MentionLinker
 from stitcher.store.weaviate.faults import classify_client_error, is_transient_client_error
+from stitcher.store.weaviate.mentions import MentionLinker
 from stitcher.store.weaviate.pending import WeaviatePending
 
 # weaviate itself is imported inside the methods that use it: importing the client costs about
