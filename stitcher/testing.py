@@ -24,14 +24,17 @@ so the in-memory store can stand in for Weaviate wherever tests need no server. 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
+from stitcher.api import Stitcher
 from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
+from stitcher.cli.library import commands_open
 from stitcher.errors import (
     CollectionMissing,
     FilterError,
@@ -158,6 +161,27 @@ FILTER_CASES: list[tuple[Where, set[str]]] = [
     (Where((C("path", "contains", "c{1}\\"),)), {"d3"}),
     (Where((C("author", "eq", 'Alice" } OR { "a'),)), set()),
 ]
+
+
+@contextmanager
+def cli_on_stores(
+    open_store: Callable[[str, str | None], ChunkStore], query_embedder: Any
+) -> Iterator[None]:
+    """Every `stitcher` command run in this process meanwhile (`stitcher.cli.main([...])`) opens
+    its collection as `open_store(collection, tenant)` and embeds its queries with
+    `query_embedder` (an Embedder whose `name` is the model the collection was stored with),
+    instead of connecting to a server: the CLI's own logic (options, filters, output) tested on
+    the in-memory store. Searches run in-process, never in the warm worker.
+    """
+
+    def opened(collection: str, tenant: str | None) -> Stitcher:
+        store = open_store(collection, tenant)
+        return Stitcher(
+            collection=collection, tenant=tenant, store=store, query_embedder=query_embedder
+        )
+
+    with commands_open(opened):
+        yield
 
 
 def chunk_id(doc_id: str, doc_hash: str, index: int) -> str:
