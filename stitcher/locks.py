@@ -59,12 +59,12 @@ from urllib.parse import urlsplit
 
 import psutil
 
+from stitcher.bookkeeping import bookkeeping_uuid
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
 from stitcher.faults import is_transient, reason
 from stitcher.retry import call_with_retries
 from stitcher.store.base import LeaseBoard
-from stitcher.store.weaviate.schema import bookkeeping_uuid
 
 #: How long a lease lasts without renewal; the holder renews it every third of that.
 LEASE_SECONDS = 120.0

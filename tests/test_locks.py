@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from stitcher.bookkeeping import LEASE_COLLECTION
+from stitcher.bookkeeping import LEASE_COLLECTION, bookkeeping_uuid
 from stitcher.config import ConnectionSettings
 from stitcher.errors import ExitStatus, LockHeld
 from stitcher.locks import (
@@ -31,7 +31,6 @@ from stitcher.locks import (
 )
 from stitcher.store.memory import MemoryServer, MemoryStore
 from stitcher.store.weaviate.leases import WeaviateLeases
-from stitcher.store.weaviate.schema import bookkeeping_uuid
 from tests.test_faults import _wait_until_stopped
 from tests.test_sources import ROOT, STITCHER, TEXT, cli, make_root
 
