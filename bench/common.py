@@ -128,7 +128,7 @@ def stitcher_exe() -> Path:
 def connect(bench: BenchServer) -> Any:
     """A weaviate client for the bench server (through stitcher's own connect)."""
     from stitcher.config import ConnectionSettings
-    from stitcher.connect import connect as stitcher_connect
+    from stitcher.store.weaviate.connection import connect as stitcher_connect
 
     return stitcher_connect(ConnectionSettings(bench.url, bench.api_key, bench.grpc_port))
 

@@ -269,7 +269,7 @@ def doc_object_filter(where: Any, extras: Any) -> Any:
     """The same Where on the doc-object layout: chunk → `doc` → `mentions` → organization."""
     from weaviate.classes.query import Filter
 
-    from stitcher.store.wfilters import path_filter, translate
+    from stitcher.store.weaviate.filters import path_filter, translate
 
     if where is None:
         return None
@@ -313,7 +313,7 @@ def measure_case(
     """Matching chunks and timings of one filter on both layouts."""
     from weaviate.classes.query import Filter, HybridFusion, Sort
 
-    from stitcher.store.wfilters import translate
+    from stitcher.store.weaviate.filters import translate
 
     by_doc = client.collections.use("GraphBenchByDoc")
     chunks = client.collections.use("GraphBench")

@@ -230,6 +230,19 @@ class UnknownEntity(UsageError):
     """No entity has this name or alias."""
 
 
+# -- raised and caught inside the library; what the user sees is the error it becomes ---------
+
+
+class MetadataConflict(ValueError):
+    """A metadata value cannot be stored in the property its key maps to (the store reports
+    the chunk as not written, naming key and document)."""
+
+
+class WireError(ValueError):
+    """A search request on the wire is of another version or does not describe a
+    SearchRequest (the caller then searches in-process)."""
+
+
 # -- the server failed in a way that ended the run (stitcher.faults classifies) ---------------
 
 #: What a server failure was (stitcher.faults.classify); only the first three may pass.

@@ -1,13 +1,13 @@
 """What can go wrong with the server, told apart: which failures are worth retrying, and the
 one-line errors for those that stop a run.
 
-`classify` looks at an exception from the weaviate client (or a per-object error message) and
-says what it was: the connection was lost (refused, reset, UNAVAILABLE), the server did not
-answer in time, it failed (5xx), it refuses writes (disk full, read-only shards), the collection's
-schema was changed by hand, or the request itself was refused (validation, wrong type, 4xx,
-vector length). Only the first three are transient. Exceptions are told apart by type and
-status code; the client is never imported here (an exception of a library not yet loaded cannot
-occur), so this stays cheap.
+`classify` looks at an exception (or a per-object error message of a batch reply) and says what
+it was: the connection was lost (refused, reset, UNAVAILABLE), the server did not answer in time,
+it failed (5xx), it refuses writes (disk full, read-only shards), the collection's schema was
+changed by hand, or the request itself was refused (validation, wrong type, 4xx, vector
+length). Only the first three are transient. Exceptions are told apart by type: Python's own
+here, a client library's by the store that uses it, which hands its classifier in (`kind_of`:
+stitcher.store.weaviate.faults for the weaviate client), so nothing here knows any client.
 
 `fault_point` is a test-only hook (see its docstring).
 """
@@ -17,9 +17,8 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 # The errors live in stitcher.errors; imported here as they always were.
 from stitcher.errors import (
@@ -38,6 +37,10 @@ from stitcher.retry import RetryPolicy
 #: Kinds that may go away by themselves; everything else is not retried.
 TRANSIENT: frozenset[FaultKind] = frozenset({"connection", "timeout", "server"})
 
+#: A library's classifier: the kind of one of its exceptions by type, None when it is not one
+#: of its own or says nothing.
+KindOf = Callable[[BaseException], FaultKind | None]
+
 
 @dataclass(frozen=True)
 class Fault:
@@ -53,7 +56,8 @@ class Fault:
 
 # What the server says in words only: a full disk or read-only shards, and a schema changed by
 # hand, arrive as a 4xx/5xx or a gRPC error like any other, or as a per-object reason in a batch
-# reply, and must not be retried as one. These look at the server's message, nothing else.
+# reply, and must not be retried as one. No exception type or status code tells them apart, so
+# these look at the server's message, and nothing else does.
 _READ_ONLY_RE = re.compile(
     r"read[- ]?only|no space left|disk (?:usage|is full)|ENOSPC|out of disk", re.IGNORECASE
 )
@@ -65,8 +69,9 @@ _SCHEMA_RE = re.compile(
 )
 
 # A per-object reason in a batch reply (or a delete's) is the server's text and nothing else:
-# only for those strings is whether it may pass read from words, as the server words them
-# (a replica that timed out or could not be reached, a status code quoted).
+# no exception is raised for it, so only for those strings is whether it may pass read from
+# words, as the server words them (a replica that timed out or could not be reached, a status
+# code quoted).
 _TIMEOUT_TEXT_RE = re.compile(r"DEADLINE_EXCEEDED|timed? ?out|timeout", re.IGNORECASE)
 _CONNECTION_TEXT_RE = re.compile(
     r"UNAVAILABLE|connection (?:refused|reset|aborted|closed|lost|failed)|"
@@ -76,27 +81,15 @@ _CONNECTION_TEXT_RE = re.compile(
 )
 _STATUS_TEXT_RE = re.compile(r"\b(?:status code|code|HTTP)[: ]+(\d{3})\b", re.IGNORECASE)
 
-#: gRPC status codes (grpc.StatusCode names) by what they mean here; any other is "refused".
-_GRPC_KINDS: dict[str, FaultKind] = {
-    "UNAVAILABLE": "connection",
-    "CANCELLED": "connection",
-    "DEADLINE_EXCEEDED": "timeout",
-    "RESOURCE_EXHAUSTED": "timeout",
-    "INTERNAL": "server",
-    "UNKNOWN": "server",
-    "ABORTED": "server",
-    "DATA_LOSS": "server",
-}
 
-
-def classify(error: BaseException | str) -> Fault:
+def classify(error: BaseException | str, kind_of: KindOf | None = None) -> Fault:
     """What kind of failure `error` is: an exception, or a per-object reason from a batch reply.
 
-    An exception is told apart by its type (the weaviate client's, grpc's, httpx's, Python's
-    own) and status code (HTTP, or gRPC's `code()`), along its causes and contexts: the client
-    wraps a gRPC error in its own types, often only as the context. Only whether the server
-    refuses writes or no longer has the schema is read from its message (it says so only in
-    words). Nothing is imported: an exception of a library that is not loaded cannot occur.
+    An exception is told apart by its type, along its causes and contexts (a client wraps a
+    gRPC error in its own types, often only as the context): `kind_of`, the classifier of the
+    library that raised it, names its own exceptions, then Python's ConnectionError and
+    TimeoutError do. Only whether the server refuses
+    writes or no longer has the schema is read from its message (it says so only in words).
     """
     if isinstance(error, str):
         return _classify_reason(error)
@@ -110,7 +103,7 @@ def classify(error: BaseException | str) -> Fault:
     # The innermost cause that says first: the client wraps a 401 into a start-up error, an
     # UNAVAILABLE into a query error, and the cause is the more precise of the two.
     for current in reversed(chain):
-        kind = _kind_of(current)
+        kind = _kind_of(current, kind_of)
         if kind is not None:
             return Fault(kind, detail)
     return Fault("refused", detail)
@@ -126,36 +119,11 @@ def _chain(error: BaseException) -> list[BaseException]:
     return found
 
 
-def _kind_of(error: BaseException) -> FaultKind | None:
-    """The kind of one exception by its type and status code; None when it does not say."""
-    weaviate_errors = sys.modules.get("weaviate.exceptions")
-    if weaviate_errors is not None:
-        if isinstance(error, weaviate_errors.UnexpectedStatusCodeError):
-            return _kind_of_status(error.status_code)
-        if isinstance(error, weaviate_errors.WeaviateTimeoutError):
-            return "timeout"
-        if isinstance(
-            error,
-            (
-                weaviate_errors.WeaviateConnectionError,
-                weaviate_errors.WeaviateClosedClientError,
-                weaviate_errors.WeaviateGRPCUnavailableError,
-                weaviate_errors.WeaviateStartUpError,
-                # raised by the client only after retrying UNAVAILABLE
-                weaviate_errors.WeaviateRetryError,
-            ),
-        ):
-            return "connection"
-    grpc = sys.modules.get("grpc")
-    if grpc is not None and isinstance(error, grpc.RpcError):
-        code = _grpc_code(error)
-        return _GRPC_KINDS.get(code.name, "refused") if code is not None else None
-    httpx = sys.modules.get("httpx")
-    if httpx is not None:
-        if isinstance(error, httpx.TimeoutException):
-            return "timeout"
-        if isinstance(error, httpx.TransportError):
-            return "connection"
+def _kind_of(error: BaseException, kind_of: KindOf | None) -> FaultKind | None:
+    """The kind of one exception by its type; None when it does not say."""
+    kind = kind_of(error) if kind_of is not None else None
+    if kind is not None:
+        return kind
     if isinstance(error, TimeoutError):  # socket.timeout too
         return "timeout"
     if isinstance(error, ConnectionError):  # refused, reset, aborted, broken pipe
@@ -163,12 +131,8 @@ def _kind_of(error: BaseException) -> FaultKind | None:
     return None
 
 
-def _kind_of_status(status: int) -> FaultKind:
-    """An UnexpectedStatusCodeError's status: HTTP, or (below 100) the gRPC code's number."""
-    if status < 100:
-        grpc = sys.modules.get("grpc")
-        names = {code.value[0]: code.name for code in grpc.StatusCode} if grpc else {}
-        return _GRPC_KINDS.get(names.get(status, ""), "refused")
+def http_status_kind(status: int) -> FaultKind:
+    """What an HTTP status says about a failed request."""
     if status == 503:
         return "connection"  # unavailable: restarting, or behind a proxy with no backend
     if status in (408, 429, 504):
@@ -178,21 +142,13 @@ def _kind_of_status(status: int) -> FaultKind:
     return "refused"
 
 
-def _grpc_code(error: BaseException) -> Any:
-    code = getattr(error, "code", None)
-    try:
-        return code() if callable(code) else None
-    except Exception:  # an RpcError that is not a call has no code
-        return None
-
-
 def _server_message(error: BaseException) -> str:
-    """What the server said in `error` (a gRPC error's details, else the error's text)."""
+    """What the server said in `error`: a gRPC error's `details()`, else the error's text."""
     details = getattr(error, "details", None)
     if callable(details):
         try:
             return str(details() or "")
-        except Exception:
+        except Exception:  # an RpcError that is not a call has no details
             pass
     return str(error)
 
@@ -207,7 +163,7 @@ def _classify_reason(text: str) -> Fault:
     if _SCHEMA_RE.search(text):
         return Fault("schema", detail)
     if status is not None and status < 500:
-        return Fault(_kind_of_status(status), detail)
+        return Fault(http_status_kind(status), detail)
     if _TIMEOUT_TEXT_RE.search(text):
         return Fault("timeout", detail)
     if _CONNECTION_TEXT_RE.search(text):
@@ -240,15 +196,15 @@ _REASONS: dict[FaultKind, str] = {
 }
 
 
-def reason(error: BaseException) -> str:
+def reason(error: BaseException, kind_of: KindOf | None = None) -> str:
     """Why `error` happened, in a few words and never the exception's text (which may be a
     multi-line gRPC dump): for warnings that must stay one readable line."""
-    return _REASONS[classify(error).kind]
+    return _REASONS[classify(error, kind_of).kind]
 
 
-def is_transient(error: BaseException) -> bool:
+def is_transient(error: BaseException, kind_of: KindOf | None = None) -> bool:
     """Whether retrying may help (for stitcher.retry.call_with_retries)."""
-    return classify(error).transient
+    return classify(error, kind_of).transient
 
 
 def first_line(error: BaseException | str, limit: int = 160) -> str:

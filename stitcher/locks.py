@@ -59,12 +59,12 @@ from urllib.parse import urlsplit
 
 import psutil
 
+from stitcher.bookkeeping import bookkeeping_uuid
 from stitcher.config import ConnectionSettings, stitcher_home
 from stitcher.errors import LockHeld, setting
 from stitcher.faults import is_transient, reason
 from stitcher.retry import call_with_retries
 from stitcher.store.base import LeaseBoard
-from stitcher.store.weaviate.schema import bookkeeping_uuid
 
 #: How long a lease lasts without renewal; the holder renews it every third of that.
 LEASE_SECONDS = 120.0
@@ -264,6 +264,10 @@ class Lease:
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
 
+    def _transient(self, error: BaseException) -> bool:
+        """Whether an error of the board may pass (told apart by the board's own classifier)."""
+        return is_transient(error, self._board.fault_kind)
+
     @contextmanager
     def held(self, *, wait: bool) -> Iterator[None]:
         """Hold the lease for the block: acquire, renew in the background, release."""
@@ -287,8 +291,8 @@ class Lease:
             self.release()
         except Exception as error:
             self._notice(
-                f"warning: could not release the lease on {self._scope} ({reason(error)}); "
-                "it expires by itself"
+                f"warning: could not release the lease on {self._scope} "
+                f"({reason(error, self._board.fault_kind)}); it expires by itself"
             )
 
     def acquire(self, *, wait: bool) -> None:
@@ -300,12 +304,12 @@ class Lease:
         leave_retrying_to_stitcher). Renewing and releasing are tried once: the next renewal
         tries again, and a lease left behind expires.
         """
-        call_with_retries(self._board.ensure, is_transient=is_transient)
+        call_with_retries(self._board.ensure, is_transient=self._transient)
         while True:
-            if not call_with_retries(lambda: self._take(wait=wait), is_transient=is_transient):
+            if not call_with_retries(lambda: self._take(wait=wait), is_transient=self._transient):
                 continue
             rival = (
-                call_with_retries(self._rival, is_transient=is_transient)
+                call_with_retries(self._rival, is_transient=self._transient)
                 if self._rival is not None
                 else None
             )
@@ -375,7 +379,7 @@ class Lease:
                 if not failing:
                     self._notice(
                         f"warning: could not renew the lease on {self._scope} "
-                        f"({reason(error)}); trying again"
+                        f"({reason(error, self._board.fault_kind)}); trying again"
                     )
                 failing = True
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stitcher.config import DEFAULT_MAX_EXTEND
-from stitcher.errors import UsageError, setting
+from stitcher.errors import UsageError, WireError, setting
 from stitcher.filters import Condition, Where
 from stitcher.store.base import FUSIONS
 
@@ -25,10 +25,6 @@ from stitcher.store.base import FUSIONS
 #: with a default does not need it: an older worker then refuses the unknown field, see
 #: `from_wire`, and the caller searches in-process).
 WIRE_VERSION = 1
-
-
-class WireError(ValueError):
-    """A request on the wire is of another version or does not describe a SearchRequest."""
 
 
 @dataclass(frozen=True)

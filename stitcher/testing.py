@@ -24,14 +24,17 @@ so the in-memory store can stand in for Weaviate wherever tests need no server. 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
+from stitcher.api import Stitcher
 from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
+from stitcher.cli.library import commands_open
 from stitcher.errors import (
     CollectionMissing,
     FilterError,
@@ -40,6 +43,7 @@ from stitcher.errors import (
     TenantMissing,
     UsageError,
 )
+from stitcher.faults import is_transient
 from stitcher.filters import Condition, Where
 from stitcher.graph import AmbiguousEntity, UnknownEntity, org_condition
 from stitcher.graph.model import MENTIONED_KIND, Entity
@@ -157,6 +161,27 @@ FILTER_CASES: list[tuple[Where, set[str]]] = [
     (Where((C("path", "contains", "c{1}\\"),)), {"d3"}),
     (Where((C("author", "eq", 'Alice" } OR { "a'),)), set()),
 ]
+
+
+@contextmanager
+def cli_on_stores(
+    open_store: Callable[[str, str | None], ChunkStore], query_embedder: Any
+) -> Iterator[None]:
+    """Every `stitcher` command run in this process meanwhile (`stitcher.cli.main([...])`) opens
+    its collection as `open_store(collection, tenant)` and embeds its queries with
+    `query_embedder` (an Embedder whose `name` is the model the collection was stored with),
+    instead of connecting to a server: the CLI's own logic (options, filters, output) tested on
+    the in-memory store. Searches run in-process, never in the warm worker.
+    """
+
+    def opened(collection: str, tenant: str | None) -> Stitcher:
+        store = open_store(collection, tenant)
+        return Stitcher(
+            collection=collection, tenant=tenant, store=store, query_embedder=query_embedder
+        )
+
+    with commands_open(opened):
+        yield
 
 
 def chunk_id(doc_id: str, doc_hash: str, index: int) -> str:
@@ -552,6 +577,17 @@ class LeaseKeepingContract(_StoreFixtures):
             board.delete(lease_id)  # gone already: nothing happens
         finally:
             board.delete(lease_id)
+
+    def test_the_board_tells_its_own_failures_apart(self, store: ChunkStore) -> None:
+        """An update of a lease that is not there fails, and its board calls that nothing
+        a retry would mend (stitcher.locks retries what `fault_kind` calls transient)."""
+        board = store.leases()
+        board.ensure()
+        with pytest.raises(Exception) as raised:
+            board.update(str(uuid.uuid4()), {"token": "none"})
+        assert board.fault_kind(raised.value) in (None, "refused")
+        assert not is_transient(raised.value, board.fault_kind)
+        assert board.fault_kind(ValueError("connection reset")) is None  # not the board's own
 
 
 class EntityLinkingContract(_StoreFixtures):

@@ -177,7 +177,7 @@ def weaviate_cluster(
 @pytest.fixture(scope="session")
 def weaviate_client(weaviate_server: server.ServerInfo) -> Iterator[weaviate.WeaviateClient]:
     """A client connected to the session's server with its API key."""
-    from stitcher.connect import connect
+    from stitcher.store.weaviate.connection import connect
 
     settings = ConnectionSettings(
         url=weaviate_server.url,

@@ -161,11 +161,12 @@ def _raising(error: BaseException) -> Callable[[], None]:
         (_raising(SystemExit(7)), 7),
         (_raising(SystemExit(None)), 0),
         (_raising(KeyboardInterrupt()), 130),
+        (_raising(typer.Abort()), 130),
         (_raising(PruneRefused("refused")), 4),
         (_raising(LockHeld("busy")), 5),
     ],
     ids=["return", "Exit(3)", "Exit(enum)", "SystemExit(7)", "SystemExit(None)", "Ctrl-C",
-         "PruneRefused", "LockHeld"],
+         "Abort", "PruneRefused", "LockHeld"],
 )  # fmt: skip
 def test_every_way_a_command_ends_is_the_exit_status(
     command: Callable[[], None], status: int, monkeypatch: pytest.MonkeyPatch
@@ -386,3 +387,43 @@ def test_command_lists_show_each_summary_on_one_line() -> None:
             summary = _flattened((command.help or "").split("\n\n")[0])
             rows = [line for line in shown.splitlines() if f" {name} " in line]
             assert any(summary in _flattened(row) for row in rows), (path, name, rows)
+
+
+# --- commands on a store a test gives (stitcher.testing.cli_on_stores) ------------------------
+
+
+def test_commands_open_the_given_stores_and_search_in_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stitcher import warm
+    from stitcher.cli.library import opened_in_process
+    from stitcher.ingest import ingest
+    from stitcher.store.memory import MemoryStore
+    from stitcher.testing import cli_on_stores
+    from tests.fakes import FakeEmbedder
+
+    def no_worker(*args: Any) -> Any:
+        raise AssertionError("the warm worker opens its collection on a server")
+
+    monkeypatch.setattr(warm, "search", no_worker)
+    monkeypatch.setattr(warm, "search_request", no_worker)
+    (tmp_path / "birds.txt").write_text(
+        "Birds navigate at night by the stars. They also read the magnetic field.", "utf-8"
+    )
+    store = MemoryStore("Given")
+    assert ingest(store, [str(tmp_path)], model_name=FakeEmbedder.name, embedder=FakeEmbedder).added
+    opened: list[tuple[str, str | None]] = []
+
+    def open_store(name: str, tenant: str | None) -> MemoryStore:
+        opened.append((name, tenant))
+        return store.sibling(name)
+
+    with cli_on_stores(open_store, FakeEmbedder()):
+        assert opened_in_process()
+        assert main(["search", "birds at night", "-c", "Given", "--warm", "--json"]) == 0
+        found = json.loads(capsys.readouterr().out)
+        assert [r["doc_id"] for r in found["results"]] == [f"{tmp_path.name}/birds.txt"]
+        assert main(["search", "birds", "-c", "Missing"]) == ExitStatus.FAILED
+        assert "'Missing' does not exist" in capsys.readouterr().err
+    assert opened == [("Given", None), ("Missing", None)]
+    assert not opened_in_process()  # commands connect to a server again

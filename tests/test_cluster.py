@@ -83,7 +83,7 @@ def node_statuses(home: Path) -> tuple[server.NodeStatus, ...]:
 
 
 def connect_node(home: Path, index: int) -> Any:
-    from stitcher.connect import connect
+    from stitcher.store.weaviate.connection import connect
 
     node = node_statuses(home)[index]
     key = (home / server.API_KEY_FILE).read_text().strip()

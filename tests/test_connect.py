@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from stitcher.config import ConnectionSettings
-from stitcher.connect import connect
 from stitcher.errors import AuthenticationFailed, ConfigError, ConnectionFailed
 from stitcher.server import ServerInfo
+from stitcher.store.weaviate.connection import connect
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,7 +41,10 @@ def silent_listener() -> Iterator[int]:
 
 
 def test_importing_does_not_load_the_weaviate_client() -> None:
-    code = "import sys, stitcher.connect, stitcher.server; print('weaviate' in sys.modules)"
+    code = (
+        "import sys, stitcher.store.weaviate.connection, stitcher.server;"
+        " print('weaviate' in sys.modules)"
+    )
     completed = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )

@@ -1,4 +1,5 @@
-"""The real thing: the CLI, the packaged MiniLM model and the session's Weaviate server."""
+"""The real thing: the CLI, the packaged MiniLM model and the session's Weaviate server. What the
+CLI decides by itself runs on the in-memory store: tests/test_cli_on_memory.py."""
 
 from __future__ import annotations
 
@@ -166,22 +167,6 @@ def test_search_in_a_fresh_process_does_not_import_torch(samples_collection: str
     assert json.loads(proc.stdout)["results"]
 
 
-def test_missing_collection_lists_existing(
-    samples_collection: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["search", "x", "--collection", "NoSuchThing"]) == 1
-    err = capsys.readouterr().err
-    assert "NoSuchThing" in err and samples_collection in err
-
-
-def test_other_model_is_refused(
-    samples_collection: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code = main(["search", "tea", "--collection", samples_collection, "--model", str(tmp_path)])
-    assert code in (1, 2)
-    assert "model" in capsys.readouterr().err.lower()
-
-
 def _count(client: Any, name: str) -> int:
     return int(client.collections.get(name).aggregate.over_all(total_count=True).total_count or 0)
 
@@ -246,17 +231,3 @@ def test_sigkill_half_way_then_rerun_equals_clean_ingest(
     assert 0 < partial < len(clean)
     assert repaired == clean
     weaviate_client.collections.delete(name)
-
-
-def test_queries_from_stdin_print_json_lines(
-    samples_collection: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import io
-
-    monkeypatch.setattr("sys.stdin", io.StringIO("茶树 修剪\n\nhow do birds navigate\n"))
-    code = main(["search", "--queries", "-", "--collection", samples_collection, "--limit", "2"])
-    lines = capsys.readouterr().out.splitlines()
-    assert code == 0 and len(lines) == 2
-    first, second = (json.loads(line) for line in lines)
-    assert first["query"] == "茶树 修剪" and second["query"] == "how do birds navigate"
-    assert 0 < len(first["results"]) <= 2 and 0 < len(second["results"]) <= 2

@@ -1,10 +1,16 @@
 """Faults told apart by type and status code, on the exception classes the libraries really raise:
 weaviate-client's (built with the arguments the client gives them), real gRPC errors from real
-channels, httpx's, Python's — and, where cheap, provoked from the real server."""
+channels, httpx's, Python's — and, where cheap, provoked from the real server.
+
+The client's classes are named by the store's classifier (stitcher.store.weaviate.faults), which
+the store hands to stitcher.faults with every error of its requests; stitcher.faults itself
+knows Python's exceptions only."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +29,11 @@ from weaviate.exceptions import (
     WeaviateTimeoutError,
 )
 
-from stitcher.faults import classify, is_transient
+from stitcher import faults
+from stitcher.store.weaviate.faults import classify_client_error as classify
+from stitcher.store.weaviate.faults import is_transient_client_error as is_transient
+from stitcher.store.weaviate.faults import kind_of_client_error
+from stitcher.store.weaviate.leases import WeaviateLeases
 
 URL = "http://127.0.0.1:8080/v1/objects"
 
@@ -91,6 +101,41 @@ def test_exception_types(error: BaseException, kind: str) -> None:
     assert classify(error).kind == kind
 
 
+def test_stitcher_faults_alone_knows_no_client() -> None:
+    """Without the store's classifier a client error says nothing by its type: only Python's
+    own exceptions (and the server's words for a full disk or a changed schema) are known."""
+    lost = WeaviateConnectionError("Connection to Weaviate failed.")
+    assert faults.classify(lost).kind == "refused"
+    assert faults.classify(lost, kind_of_client_error).kind == "connection"
+    assert faults.classify(ConnectionResetError()).kind == "connection"
+    assert kind_of_client_error(ConnectionResetError()) is None  # not the client's own
+    assert kind_of_client_error(RuntimeError("UNAVAILABLE")) is None
+
+
+def test_the_lease_board_classifies_the_clients_errors_for_the_locks() -> None:
+    board = WeaviateLeases(client=None)  # type: ignore[arg-type]  # classifying sends nothing
+    assert board.fault_kind(WeaviateTimeoutError("The request to Weaviate timed out.")) == "timeout"
+    assert board.fault_kind(status_error(503)) == "connection"
+    assert board.fault_kind(status_error(422, "id already exists")) == "refused"
+    assert faults.is_transient(WeaviateClosedClientError(), board.fault_kind)
+    assert faults.reason(WeaviateClosedClientError(), board.fault_kind) == (
+        "the server cannot be reached"
+    )
+
+
+def test_importing_the_classifiers_loads_no_client() -> None:
+    """The store's classifier imports the client only when it is handed an error."""
+    code = (
+        "import sys, stitcher.faults, stitcher.store.weaviate.faults, "
+        "stitcher.store.weaviate.leases; "
+        "print(sorted({'weaviate', 'grpc', 'httpx'} & set(sys.modules)))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert completed.stdout.strip() == "[]"
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -138,12 +183,16 @@ def test_the_clients_wrappers_are_classified_by_the_grpc_error_they_were_raised_
             assert classify(wrapped).kind == "connection", wrapper
 
 
-def test_status_codes_of_grpc_responses_are_grpc_codes() -> None:
+def test_status_codes_of_grpc_responses_are_grpc_codes(silent_listener: str) -> None:
     """UnexpectedStatusCodeError built from a gRPC call carries the gRPC code's number."""
     refused = _grpc_error(f"127.0.0.1:{_free_port()}", timeout=5)
     error = UnexpectedStatusCodeError("Batch objects", refused)  # type: ignore[arg-type]
     assert error.status_code == grpc.StatusCode.UNAVAILABLE.value[0]
     assert classify(error).kind == "connection"
+    hung = _grpc_error(silent_listener, timeout=0.3)
+    error = UnexpectedStatusCodeError("Batch objects", hung)  # type: ignore[arg-type]
+    assert error.status_code == grpc.StatusCode.DEADLINE_EXCEEDED.value[0]
+    assert classify(error).kind == "timeout"
 
 
 def test_a_wrong_key_on_the_real_server_is_refused(weaviate_server: Any) -> None:

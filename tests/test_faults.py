@@ -443,7 +443,7 @@ def own_server(tmp_path: Path, weaviate_server: Any) -> Iterator[Path]:
 
 
 def _connect(info: server.ServerInfo) -> Any:
-    from stitcher.connect import connect
+    from stitcher.store.weaviate.connection import connect
 
     return connect(
         ConnectionSettings(url=info.url, api_key=info.api_key(), grpc_port=info.grpc_port)

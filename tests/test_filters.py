@@ -1,4 +1,7 @@
-"""Filters, latest, --doc and the SQL join, through the CLI against the real server and model."""
+"""Filters, latest, --doc and the SQL join, through the CLI (`main`): on the in-memory store
+(`stitcher.testing.cli_on_stores`, a fake embedder, no server), and the filter operators and a
+search of the ingested collection also against the real server and model, where filters are
+Weaviate's own."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import hashlib
 import json
 import shutil
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -13,8 +17,10 @@ from typing import Any
 import pytest
 
 from stitcher.cli import main
-
-pytestmark = pytest.mark.integration
+from stitcher.ingest import IngestOptions, ingest
+from stitcher.store.memory import MemoryStore
+from stitcher.testing import cli_on_stores
+from tests.fakes import FakeEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -39,9 +45,7 @@ def note_text(name: str, lang: str) -> str:
     )
 
 
-@pytest.fixture(scope="module")
-def collection(weaviate_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("filters") / "corpus"
+def write_corpus(root: Path) -> None:
     shutil.copytree(SAMPLES / "cities", root / "cities")
     notes = root / "notes"
     notes.mkdir()
@@ -55,9 +59,46 @@ def collection(weaviate_server: Any, tmp_path_factory: pytest.TempPathFactory) -
             "---",
         ]
         (notes / name).write_text("\n".join(lines) + "\n" + note_text(name, lang) + "\n", "utf-8")
+
+
+@pytest.fixture(scope="module")
+def on_memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The corpus in the in-memory store; every command of the module's tests opens it."""
+    root = tmp_path_factory.mktemp("filters-memory") / "corpus"
+    write_corpus(root)
+    name = "Flt" + uuid.uuid4().hex[:8]
+    store = MemoryStore(name)
+    summary = ingest(
+        store, [str(root)], model_name=FakeEmbedder.name, embedder=FakeEmbedder,
+        options=IngestOptions(),
+    )  # fmt: skip
+    assert summary.added and not summary.failed
+    yield {"name": name, "root": root, "store": store}
+
+
+@pytest.fixture
+def collection(on_memory: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    store = on_memory["store"]
+    with cli_on_stores(lambda name, tenant: store.sibling(name), FakeEmbedder()):
+        yield on_memory
+
+
+@pytest.fixture(scope="module")
+def on_weaviate(weaviate_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The corpus ingested by the CLI into the real server with the real model."""
+    root = tmp_path_factory.mktemp("filters") / "corpus"
+    write_corpus(root)
     name = "Flt" + uuid.uuid4().hex[:8]
     assert main(["ingest", str(root), "--collection", name]) == 0
     return {"name": name, "root": root}
+
+
+@pytest.fixture(params=["memory", pytest.param("weaviate", marks=pytest.mark.integration)])
+def any_store(request: pytest.FixtureRequest) -> Any:
+    """The collection on either store: for what is also about Weaviate's own filters."""
+    if request.param == "weaviate":
+        return request.getfixturevalue("on_weaviate")
+    return request.getfixturevalue("collection")
 
 
 def search(capsys: pytest.CaptureFixture[str], coll: dict[str, Any], *args: str) -> Any:
@@ -95,19 +136,19 @@ CASES = [
 
 @pytest.mark.parametrize(("where", "expected"), CASES)
 def test_each_operator_narrows_latest(
-    collection: dict[str, Any], capsys: pytest.CaptureFixture[str], where: list[str], expected: Any
+    any_store: dict[str, Any], capsys: pytest.CaptureFixture[str], where: list[str], expected: Any
 ) -> None:
     args = [a for w in where for a in ("--where", w)] + ["--where", "doc_id~notes"]
-    out = search(capsys, collection, "--latest", *args)
+    out = search(capsys, any_store, "--latest", *args)
     assert doc_ids(out) == notes_where(expected)
 
 
 @pytest.mark.parametrize(("where", "expected"), CASES)
 def test_each_operator_narrows_a_stitched_search(
-    collection: dict[str, Any], capsys: pytest.CaptureFixture[str], where: list[str], expected: Any
+    any_store: dict[str, Any], capsys: pytest.CaptureFixture[str], where: list[str], expected: Any
 ) -> None:
     args = [a for w in where for a in ("--where", w)] + ["--where", "doc_id~notes"]
-    out = search(capsys, collection, "remote work policy 远程办公", *args)
+    out = search(capsys, any_store, "remote work policy 远程办公", *args)
     wanted = notes_where(expected)
     assert doc_ids(out) <= wanted and doc_ids(out)  # never outside the filter
     for r in out["results"]:  # stitching never left the filtered document

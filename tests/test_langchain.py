@@ -1,7 +1,9 @@
-"""The LangChain retriever and agent tool, on the real Weaviate server with the real model.
+"""The LangChain retriever and agent tool, on the real Weaviate server with the real model, and
+the tool's own logic (its schema, filters and messages) on the in-memory store.
 
-One collection per module (city articles in English and Chinese, plus news stories with tags,
-dates and a numeric sentiment), ingested once and dropped at the end.
+One corpus per module (city articles in English and Chinese, plus news stories with tags, dates
+and a numeric sentiment), ingested once into each store; the server's collection is dropped at
+the end.
 """
 
 from __future__ import annotations
@@ -98,10 +100,8 @@ def _news_files() -> list[Path]:
     return chosen
 
 
-@pytest.fixture(scope="module")
-def corpus(weaviate_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """COLLECTION holding samples/cities and some news; yields the ingested folder."""
-    root = tmp_path_factory.mktemp("langchain-corpus")
+def _write_corpus(root: Path) -> None:
+    """samples/cities, some news and the marsh in two languages, under `root`."""
     shutil.copytree(CITIES, root / "cities")
     (root / "news").mkdir()
     for path in _news_files():
@@ -111,6 +111,13 @@ def corpus(weaviate_server: Any, tmp_path_factory: pytest.TempPathFactory) -> It
         body = MARSH[lang].format(long=LONG_SENTENCES[lang])
         front = f"---\ntitle: {title}\ndate: 2022-06-01\ntags: [nature]\nlang: {lang}\n---\n\n"
         (root / "marsh" / f"marsh.{lang}.md").write_text(front + body + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def corpus(weaviate_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """COLLECTION holding samples/cities and some news; yields the ingested folder."""
+    root = tmp_path_factory.mktemp("langchain-corpus")
+    _write_corpus(root)
     with Stitcher(collection=COLLECTION) as stitcher:
         summary = stitcher.ingest([str(root)])
         assert not summary.failed, summary
@@ -268,8 +275,29 @@ def test_retriever_from_a_collection_name_opens_and_closes_its_own_connection(
 
 
 @pytest.fixture(scope="module")
-def tool(stitcher: Stitcher) -> StructuredTool:
-    return stitched_search_tool(stitcher)
+def memory_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Stitcher]:
+    """The same folder in the in-memory store (fake embedder): the tool's own logic (its
+    schema, filters, messages) needs no server."""
+    from stitcher.ingest import ingest
+    from stitcher.store.memory import MemoryStore
+    from tests.fakes import FakeEmbedder
+
+    root = tmp_path_factory.mktemp("langchain-memory")
+    _write_corpus(root)
+    store = MemoryStore(COLLECTION)
+    summary = ingest(store, [str(root)], model_name=FakeEmbedder.name, embedder=FakeEmbedder)
+    assert summary.added and not summary.failed
+    return root, Stitcher(collection=COLLECTION, store=store, query_embedder=FakeEmbedder())
+
+
+@pytest.fixture(scope="module")
+def tool_corpus(memory_corpus: tuple[Path, Stitcher]) -> Path:
+    return memory_corpus[0]
+
+
+@pytest.fixture(scope="module")
+def tool(memory_corpus: tuple[Path, Stitcher]) -> StructuredTool:
+    return stitched_search_tool(memory_corpus[1])
 
 
 def _call(tool: StructuredTool, **args: Any) -> ToolMessage:
@@ -286,7 +314,7 @@ def _sources(answer: str) -> list[str]:
 
 
 def test_tool_schema_lists_the_collections_fields_with_types(
-    tool: StructuredTool, corpus: Path
+    tool: StructuredTool, tool_corpus: Path
 ) -> None:
     properties = tool.tool_call_schema.model_json_schema()["properties"]
     assert {"query", "latest", "limit", "filters"} <= set(properties)
@@ -305,12 +333,12 @@ def test_tool_schema_lists_the_collections_fields_with_types(
     # The examples are sampled from the stored values (which ones depends on the random UUIDs),
     # so check that they are real countries of this corpus, not which ones were picked.
     examples = re.findall(r"'([^']+)'", properties["country"]["description"].split("Examples:")[1])
-    countries = {str(m["country"]) for m in _meta_by_source(corpus).values() if "country" in m}
+    countries = {str(m["country"]) for m in _meta_by_source(tool_corpus).values() if "country" in m}
     assert examples and set(examples) <= countries, (examples, countries)
     assert tool.name == f"search_{COLLECTION.lower()}"
 
 
-def test_tool_filters_on_tags_and_a_year(tool: StructuredTool, corpus: Path) -> None:
+def test_tool_filters_on_tags_and_a_year(tool: StructuredTool, tool_corpus: Path) -> None:
     answer = _call(
         tool, query="new remote work policy", tags="policy", date_min="2021", date_max="2021"
     ).content
@@ -322,7 +350,7 @@ def test_tool_filters_on_tags_and_a_year(tool: StructuredTool, corpus: Path) -> 
         "date>=2021-01-01",
         "date<2022-01-01",
     }
-    meta = _meta_by_source(corpus)
+    meta = _meta_by_source(tool_corpus)
     sources = _sources(answer)
     assert sources
     for source in sources:
@@ -336,13 +364,13 @@ def test_tool_without_query_returns_the_latest(tool: StructuredTool) -> None:
     assert "date: 2023-12-30" in answer
 
 
-def test_tool_number_range_and_any_of_list(tool: StructuredTool, corpus: Path) -> None:
+def test_tool_number_range_and_any_of_list(tool: StructuredTool, tool_corpus: Path) -> None:
     answer = str(
         _call(
             tool, query="staff", lang=["zh"], sentiment_min=0.0, tags=["policy", "earnings"]
         ).content
     )
-    meta = _meta_by_source(corpus)
+    meta = _meta_by_source(tool_corpus)
     sources = _sources(answer)
     assert sources
     for source in sources:
@@ -357,9 +385,9 @@ def test_tool_chinese_query(tool: StructuredTool) -> None:
     assert all("-zh-" in s for s in _sources(answer))
 
 
-def test_tool_free_form_filters(tool: StructuredTool, corpus: Path) -> None:
+def test_tool_free_form_filters(tool: StructuredTool, tool_corpus: Path) -> None:
     answer = str(_call(tool, query="city", filters=["country!=China", "tags=city"]).content)
-    meta = _meta_by_source(corpus)
+    meta = _meta_by_source(tool_corpus)
     assert _sources(answer)
     assert all(meta[s]["country"] != "China" for s in _sources(answer))
 

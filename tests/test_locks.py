@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from stitcher.bookkeeping import LEASE_COLLECTION
+from stitcher.bookkeeping import LEASE_COLLECTION, bookkeeping_uuid
 from stitcher.config import ConnectionSettings
 from stitcher.errors import ExitStatus, LockHeld
 from stitcher.locks import (
@@ -30,8 +30,7 @@ from stitcher.locks import (
     source_leases,
 )
 from stitcher.store.memory import MemoryServer, MemoryStore
-from stitcher.store.wleases import WeaviateLeases
-from stitcher.store.wschema import bookkeeping_uuid
+from stitcher.store.weaviate.leases import WeaviateLeases
 from tests.test_faults import _wait_until_stopped
 from tests.test_sources import ROOT, STITCHER, TEXT, cli, make_root
 
@@ -107,6 +106,55 @@ def test_an_expired_lease_on_the_in_memory_store_is_taken_over() -> None:
     held = stale.read()
     assert held is not None and held.command == "drop" and held.token != "old"
     assert any("taking over" in notice for notice in notices)
+
+
+class _Hiccup(Exception):
+    """An error only the flaky board below knows as a lost connection."""
+
+
+class FlakyBoard:
+    """An in-memory board whose first reads fail with its own error type: whether the lease
+    retries them is the board's classifier's answer (`fault_kind`), not the error's text."""
+
+    def __init__(self, failures: int, kind: str | None) -> None:
+        self._inner = MemoryStore("docs").leases()
+        self.failures = failures
+        self.kind = kind
+
+    def read(self, lease_id: str) -> dict[str, Any] | None:
+        if self.failures:
+            self.failures -= 1
+            raise _Hiccup("hiccup")
+        return self._inner.read(lease_id)
+
+    def fault_kind(self, error: BaseException) -> Any:
+        return self.kind if isinstance(error, _Hiccup) else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_a_lease_retries_what_its_board_calls_transient_and_nothing_else() -> None:
+    passing = FlakyBoard(failures=1, kind="connection")
+    Lease(passing, "Docs", command="ingest").acquire(wait=False)
+    assert passing.failures == 0 and passing.read(lease_id("Docs")) is not None
+    for kind in ("refused", None):  # told so by the board, or an error it does not know
+        refusing = FlakyBoard(failures=1, kind=kind)
+        with pytest.raises(_Hiccup):
+            Lease(refusing, "Docs", command="ingest").acquire(wait=False)
+        assert refusing.read(lease_id("Docs")) is None  # nothing taken
+
+
+def test_a_lease_warns_in_the_boards_words_when_it_cannot_release() -> None:
+    board = FlakyBoard(failures=0, kind="timeout")
+    notices: list[str] = []
+    lease = Lease(board, "Docs", command="ingest", notice=notices.append)
+    with lease.held(wait=False):
+        board.failures = 1  # the release's read fails
+    assert notices == [
+        "warning: could not release the lease on 'Docs' (the server did not answer in time); "
+        "it expires by itself"
+    ]
 
 
 def test_ingests_of_different_sources_hold_leases_at_once_and_a_shared_source_is_refused() -> None:
@@ -480,7 +528,7 @@ def test_a_lease_collection_of_an_older_version_gains_tenant_and_source(
 ) -> None:
     """A server whose lease collection was made before per-source leases: `ensure` adds the
     properties, and a source lease then works on it."""
-    from stitcher.store.wschema import ensure_bookkeeping_collection
+    from stitcher.store.weaviate.schema import ensure_bookkeeping_collection
 
     old_kinds = {k: v for k, v in WeaviateLeases.KINDS.items() if k not in ("tenant", "source")}
     weaviate_client.collections.delete(LEASE_COLLECTION)  # no writer runs during the tests

@@ -16,10 +16,10 @@ import psutil
 import pytest
 
 from stitcher import server
-from stitcher.faults import classify
 from stitcher.locks import Lease
 from stitcher.retry import RetryPolicy
-from stitcher.store.wleases import WeaviateLeases
+from stitcher.store.weaviate.faults import classify_client_error
+from stitcher.store.weaviate.leases import WeaviateLeases
 
 pytestmark = pytest.mark.faults
 
@@ -63,7 +63,7 @@ def test_a_lease_that_cannot_be_renewed_warns_once_in_one_readable_line(
         ):
             with pytest.raises(Exception) as raised:
                 request()
-            assert classify(raised.value).kind == "connection", repr(raised.value)
+            assert classify_client_error(raised.value).kind == "connection", repr(raised.value)
     finally:
         client.close()
     renewals = [n for n in notices if "renew" in n]

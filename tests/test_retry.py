@@ -159,11 +159,12 @@ def test_classification(error: Exception, kind: str) -> None:
 
 def test_only_connection_timeout_and_5xx_are_transient() -> None:
     """By type and status (tests/test_fault_types.py has the client's classes)."""
+    from stitcher.store.weaviate.faults import kind_of_client_error
     from tests.test_fault_types import status_error
 
     assert is_transient(ConnectionResetError())
-    assert is_transient(status_error(500, "oops"))
-    assert not is_transient(status_error(422, "validation"))
+    assert is_transient(status_error(500, "oops"), kind_of_client_error)
+    assert not is_transient(status_error(422, "validation"), kind_of_client_error)
     assert not is_transient(Exception("no space left on device"))
     assert not is_transient(Exception("invalid text property 'start' on class 'T'"))
 

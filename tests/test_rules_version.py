@@ -83,7 +83,7 @@ def test_a_collection_without_the_rules_property_is_upgraded(
     """A collection created by the previous layout lacks the `rules` property altogether."""
     from stitcher.store.schema import settings_to_description
     from stitcher.store.weaviate import WeaviateStore
-    from stitcher.store.wschema import core_properties
+    from stitcher.store.weaviate.schema import core_properties
 
     name = "Rules" + uuid.uuid4().hex[:12]
     from weaviate.classes.config import Configure

@@ -30,7 +30,7 @@ from stitcher.errors import FilterError
 from stitcher.filters import Condition, Where
 from stitcher.sql import SqlError, run_readonly
 from stitcher.store.memory import contains_pattern
-from stitcher.store.wfilters import translate
+from stitcher.store.weaviate.filters import translate
 from stitcher.where import parse_condition
 
 WORKTREE = Path(__file__).resolve().parent.parent

@@ -98,7 +98,7 @@ def test_the_client_import_defers_model_building_and_restores_pydantic() -> None
         import json
         from pydantic import BaseModel, ValidationError
         from pydantic._internal._config import config_defaults
-        from stitcher.connect import import_weaviate
+        from stitcher.store.weaviate.connection import import_weaviate
 
         weaviate = import_weaviate()
         from weaviate.classes.config import DataType, Property

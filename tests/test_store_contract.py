@@ -17,7 +17,7 @@ from stitcher.models import ChunkRecord
 from stitcher.store.base import ChunkStore
 from stitcher.store.memory import MemoryServer, MemoryStore
 from stitcher.store.weaviate import WeaviateStore
-from stitcher.store.wscores import parse_explain
+from stitcher.store.weaviate.scores import parse_explain
 from stitcher.testing import (
     SETTINGS,
     ChunkStoreContract,

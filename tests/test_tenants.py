@@ -473,10 +473,11 @@ def test_entities_are_shared_by_tenants_and_each_tenants_mentions_are_relinked(
 
     # An organization mentioned by more chunks than one query lists: every link is rewritten,
     # and stays right.
-    import stitcher.store.weaviate.entities as entity_store
+    from stitcher.store.weaviate import mentions
+    from stitcher.store.weaviate.entities import EntityStore
 
-    monkeypatch.setattr(entity_store, "_LINK_SCAN_LIMIT", 1)
-    relinked = entity_store.EntityStore(weaviate_client, collection, "kb-a").relink()
+    monkeypatch.setattr(mentions, "_LINK_SCAN_LIMIT", 1)
+    relinked = EntityStore(weaviate_client, collection, "kb-a").relink()
     assert relinked is not None and relinked.tenants == ["kb-a"]
     assert relinked.chunks_changed == relinked.chunks_checked > 0
     assert _mentioning(collection, "kb-a", "mentions.id=bluefin") == {"docs/kb-a.md"}

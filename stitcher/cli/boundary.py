@@ -57,7 +57,9 @@ def _run(argv: list[str] | None, show_traceback: bool) -> int:
             raise
         error_console().print(error_line(_scrub(error.worded(flags_of_settings()))))
         return int(error.exit_status)
-    except KeyboardInterrupt:  # outside click's own handler (which turns it into 130)
+    except (KeyboardInterrupt, typer.Abort):
+        # Ctrl-C outside click's own handler (which turns it into 130), or click's answer to
+        # EOF or Ctrl-C at a prompt.
         outcome = ExitStatus.INTERRUPTED
     except Exception as error:  # a usage error from typer/click, or a bug
         code = _click_exit_code(error)
@@ -93,9 +95,6 @@ def _click_exit_code(error: Exception) -> int | None:
     if callable(show) and isinstance(exit_code, int):
         show()
         return exit_code
-    if type(error).__name__ == "Abort":  # click's answer to EOF on a prompt, or Ctrl-C
-        error_console().print("interrupted")
-        return int(ExitStatus.INTERRUPTED)
     return None
 
 

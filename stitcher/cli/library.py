@@ -3,7 +3,7 @@ stderr, and the local server built on first use."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +18,31 @@ from stitcher.cli.output import error_console, notice_console, shown
 if TYPE_CHECKING:
     from stitcher.api import Stitcher
 
+#: Opens a command's collection (its name, its tenant) instead of connecting to a server.
+Opener = Callable[[str, str | None], "Stitcher"]
+
+_openers: list[Opener] = []
+
+
+@contextmanager
+def commands_open(opener: Opener) -> Iterator[None]:
+    """Every command run in this process meanwhile (through `main`) opens its collection as
+    `opener(collection, tenant)` instead of connecting to a server, and searches in-process.
+
+    For tests (stitcher.testing.cli_on_stores): the CLI's logic on the in-memory store. A
+    function to call, not a setting, so that no environment or configuration reaches it.
+    """
+    _openers.append(opener)
+    try:
+        yield
+    finally:
+        _openers.remove(opener)
+
+
+def opened_in_process() -> bool:
+    """Whether commands open their collections through `commands_open` now."""
+    return bool(_openers)
+
 
 @contextmanager
 def open_stitcher(
@@ -28,6 +53,10 @@ def open_stitcher(
     replication_factor: int | None = None,
     tenant: str | None = None,
 ) -> Iterator[Stitcher]:
+    if _openers:
+        with _openers[-1](collection, tenant) as given:
+            yield given
+        return
     from stitcher.api import Stitcher
 
     err = notice_console()

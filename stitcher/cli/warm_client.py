@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from stitcher.cli.invocation import INVOCATION
+from stitcher.cli.library import opened_in_process
 from stitcher.cli.output import data_console, notice_console, shown
 from stitcher.config import load_settings
 
@@ -19,6 +20,8 @@ from stitcher.config import load_settings
 
 def worker_request(flag: bool | None, request: dict[str, Any]) -> dict[str, Any] | None:
     """The worker's request for this search, or None when the worker is not to be used."""
+    if opened_in_process():  # the worker would open its collection on a server
+        return None
     from stitcher import warm
 
     settings = load_settings(INVOCATION.profile)

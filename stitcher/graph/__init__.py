@@ -2,8 +2,8 @@
 organizations documents mention — followed by filters such as `mentions.country=France`.
 
 Nothing here imports weaviate or a store: the Weaviate side (entity collections, reference
-filters, mention links) is stitcher.store.weaviate.entities and stitcher.store.weaviate.filters,
-and conditions read entities through the `EntityLookup` a store hands out.
+filters, mention links) is stitcher.store.weaviate.entities, .filters and .mentions, and
+conditions read entities through the `EntityLookup` a store hands out.
 """
 
 from __future__ import annotations

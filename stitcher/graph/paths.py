@@ -27,7 +27,7 @@ MENTIONS_REF = "mentions_ref"
 #: Links a path may follow after `mentions` (each one is a further lookup inside Weaviate).
 MAX_LINKS = 3
 
-#: Entity properties (see stitcher.store.weaviate.entities): the stored id and the name keys.
+#: Entity properties (stitcher.store.weaviate.entity_objects): the stored id and the name keys.
 ID_PROPERTY = "entity_id"
 NAME_KEYS_PROPERTY = "name_keys"
 

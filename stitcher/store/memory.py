@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from stitcher.errors import (
     CollectionMissing,
+    FaultKind,
     FilterError,
+    MetadataConflict,
     SettingsMismatch,
     TenancyMismatch,
     TenantMissing,
@@ -55,7 +57,6 @@ from stitcher.store.schema import (
     SOURCE_FIELD,
     ExtraProperty,
     Kind,
-    MetadataConflict,
     contains_pattern,
     filter_value,
     filter_values,
@@ -159,6 +160,10 @@ class MemoryLeases:
         """Remove the record if there is one."""
         with self._lock:
             self._records.pop(lease_id, None)
+
+    def fault_kind(self, error: BaseException) -> FaultKind | None:
+        """None: dicts raise nothing that retrying would mend."""
+        return None
 
 
 class MemoryServer:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any, Literal
 
-from stitcher.errors import FilterError, TenancyMismatch, setting
+from stitcher.errors import FilterError, MetadataConflict, TenancyMismatch, setting
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 from stitcher.segment import keyword_text
 
@@ -88,10 +88,6 @@ class ExtraProperty:
     name: str
     key: str
     kind: Kind
-
-
-class MetadataConflict(ValueError):
-    """A metadata value cannot be stored in the property its key maps to."""
 
 
 def property_name(key: str) -> str:

@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from stitcher.errors import CollectionMissing, StitcherError, TenantMissing, UsageError, setting
-from stitcher.faults import classify, is_transient, past_a_dead_replica, server_fault
+from stitcher.faults import past_a_dead_replica, server_fault
 from stitcher.ids import checked_tenant_name
 from stitcher.retry import RetryPolicy, call_with_retries
 from stitcher.store.base import scope_of
 from stitcher.store.schema import ExtraProperty, tenancy_mismatch
-from stitcher.store.weaviate.entities import MentionLinker
+from stitcher.store.weaviate.faults import classify_client_error, is_transient_client_error
+from stitcher.store.weaviate.mentions import MentionLinker
 from stitcher.store.weaviate.pending import WeaviatePending
 
 # weaviate itself is imported inside the methods that use it: importing the client costs about
@@ -143,7 +144,7 @@ class StoreCore:
         try:
             return call_with_retries(
                 action,
-                is_transient=is_transient,
+                is_transient=is_transient_client_error,
                 policy=policy or self._retry_policy,
                 rng=self._rng,
             )
@@ -151,7 +152,7 @@ class StoreCore:
             raise
         except Exception as error:
             raise server_fault(
-                classify(error), url=self.url, doing=doing, collection=self._name
+                classify_client_error(error), url=self.url, doing=doing, collection=self._name
             ) from None
 
     def _call_aggregate(self, doing: str, action: Callable[[], T]) -> T:

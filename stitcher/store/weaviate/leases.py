@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stitcher.bookkeeping import LEASE_COLLECTION
+from stitcher.errors import FaultKind
+from stitcher.store.weaviate.faults import kind_of_client_error
 from stitcher.store.weaviate.schema import (
     MAX_RESULTS,
     ensure_bookkeeping_collection,
@@ -114,6 +116,10 @@ class WeaviateLeases:
     def delete(self, lease_id: str) -> None:
         """Delete the lease object (nothing happens when it is gone)."""
         self._leases().data.delete_by_id(lease_id)
+
+    def fault_kind(self, error: BaseException) -> FaultKind | None:
+        """What an error of the client was (stitcher.store.weaviate.faults)."""
+        return kind_of_client_error(error)
 
     def _leases(self) -> Any:
         return self._client.collections.use(LEASE_COLLECTION)

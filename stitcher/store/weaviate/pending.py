@@ -18,12 +18,8 @@ import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from stitcher.bookkeeping import PENDING_COLLECTION
-from stitcher.store.weaviate.schema import (
-    MAX_RESULTS,
-    bookkeeping_uuid,
-    ensure_bookkeeping_collection,
-)
+from stitcher.bookkeeping import PENDING_COLLECTION, bookkeeping_uuid
+from stitcher.store.weaviate.schema import MAX_RESULTS, ensure_bookkeeping_collection
 
 # weaviate is imported inside the functions that use it: importing the client costs about a
 # second, which the pure tests and the in-memory store should not pay.

@@ -8,12 +8,11 @@ import datetime as dt
 import socket
 from typing import Any
 
-from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS, SOURCES_COLLECTION
+from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS, SOURCES_COLLECTION, bookkeeping_uuid
 from stitcher.store.weaviate.core import StoreCore
 from stitcher.store.weaviate.leases import WeaviateLeases
 from stitcher.store.weaviate.schema import (
     MAX_RESULTS,
-    bookkeeping_uuid,
     ensure_bookkeeping_collection,
     ensure_text_property,
     has_property,

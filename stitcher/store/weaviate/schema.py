@@ -8,10 +8,10 @@ configuration classes, which it imports inside each function (the client is slow
 
 from __future__ import annotations
 
-import json
-import uuid
 from typing import TYPE_CHECKING, Any
 
+# Re-exported from where it was defined before stitcher.locks needed it without the store.
+from stitcher.bookkeeping import bookkeeping_uuid as bookkeeping_uuid
 from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW
 from stitcher.store.schema import ExtraProperty, Kind
 
@@ -67,14 +67,6 @@ def ensure_text_property(collection: Any, name: str) -> None:
         # Another writer may have added it meanwhile; fail only if it is still missing.
         if not has_property(collection, name):
             raise
-
-
-_BOOKKEEPING_NAMESPACE = uuid.UUID("0d5c8a0e-2f4b-5a71-8e3c-6b9f1d2a7c44")
-
-
-def bookkeeping_uuid(*key: str) -> str:
-    """Deterministic object id of a bookkeeping object (a lease, a source) for `key`."""
-    return str(uuid.uuid5(_BOOKKEEPING_NAMESPACE, json.dumps(list(key))))
 
 
 def ensure_bookkeeping_collection(

@@ -9,13 +9,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from stitcher.errors import UsageError, WriteFailed
+from stitcher.errors import MetadataConflict, UsageError, WriteFailed
 from stitcher.faults import classify, server_fault
 from stitcher.graph.paths import MENTIONS, MENTIONS_REF
 from stitcher.models import ChunkRecord, PendingDocument, WriteFailure
-from stitcher.store.schema import MetadataConflict, plan_properties, record_to_properties
+from stitcher.store.schema import plan_properties, record_to_properties
 from stitcher.store.weaviate.collection import CollectionSchema
-from stitcher.store.weaviate.entities import MentionLinker
+from stitcher.store.weaviate.mentions import MentionLinker
 from stitcher.store.weaviate.schema import IDS_PER_QUERY, MAX_RESULTS
 
 # weaviate itself is imported inside the methods that use it: importing the client costs about
