@@ -35,6 +35,7 @@ from stitcher.sentences import (
     CJK_TERMINATORS,
     ELLIPSES,
     LATIN_TERMINATORS,
+    LINE_LOOKBACK,
     next_non_space,
     sentence_end_at_or_after,
     sentence_start_at_or_before,
@@ -47,6 +48,11 @@ P = TypeVar("P")
 #: Characters looked at beyond the extension bound: enough to see the terminator (and the
 #: whitespace) before a sentence that starts right at the bound.
 BOUND_MARGIN = 64
+#: Before the lower bound more is looked at: whether a line break there ends a sentence depends
+#: on the line before it, read up to LINE_LOOKBACK characters back (its start, so its indent).
+#: With only BOUND_MARGIN visible, a table row starting at the bound after a long line was not
+#: known as a sentence start, though every chunk was at hand.
+BACK_MARGIN = max(BOUND_MARGIN, LINE_LOOKBACK + 1)
 
 
 @dataclass(frozen=True)
@@ -371,7 +377,7 @@ def stitch(
             (hit.id,), ((hit.start, hit.start + len(hit.text)),), (hit.id,),
             ((hit.start, hit.start + len(hit.text)),), True, True,
         )  # fmt: skip
-    lo_need = hit.start - max_extend - BOUND_MARGIN
+    lo_need = hit.start - max_extend - BACK_MARGIN
     hi_need = hit.end + max_extend + BOUND_MARGIN
     chosen: dict[str, ChunkRecord] = {hit.id: hit}
     for c in neighbours:

@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from stitcher.errors import UsageError
@@ -204,8 +204,22 @@ def case(draw: st.DrawFn) -> tuple[str, list[ChunkRecord], ChunkRecord, int]:
 # Properties
 
 
+# A table row that starts at the lower bound after an 80-character line: whether it starts a
+# sentence depends on that line's start, which stitch did not look at (it read 64 characters
+# before the bound, the line rule reads up to 200).
+_LONG_LINE_THEN_ROW = "一" * 50 + "。一。一。| alpha | alpha | alpha |\n| alpha | alpha | alpha |。"
+
+
 @settings(max_examples=500, deadline=None)
 @given(case())
+@example(
+    (
+        _LONG_LINE_THEN_ROW,
+        chunk(_LONG_LINE_THEN_ROW, 12, 0),
+        chunk(_LONG_LINE_THEN_ROW, 12, 0)[8],
+        15,
+    )
+)
 def test_with_every_chunk_the_span_is_exactly_the_rule_span(
     c: tuple[str, list[ChunkRecord], ChunkRecord, int],
 ) -> None:
