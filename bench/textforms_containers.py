@@ -102,8 +102,14 @@ def text_of(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in (".eml", ".mbox"):
         return "\n\n".join(_mail_bodies(path.read_bytes(), suffix == ".mbox"))
+    rtf = suffix == ".rtf"
     done = subprocess.run(
-        ["pandoc", "-t", "plain", "--wrap=none", str(path)],
+        ["pandoc", "-f", "rtf", "-t", "plain", "--wrap=none"]
+        if rtf
+        else ["pandoc", "-t", "plain", "--wrap=none", str(path)],
+        input=_literal_unicode(path.read_bytes().decode("latin-1")).encode("utf-8")
+        if rtf
+        else None,
         capture_output=True,
         check=False,
         timeout=120,
@@ -115,6 +121,23 @@ def text_of(path: Path) -> str:
 
 
 _SUPERSCRIPT = re.compile(r"\^\(([^()\n]*)\)")
+
+# An RTF Unicode escape with its one fallback character (pandoc's writer leaves \uc at 1):
+# "\u8220\"", "\u160?", "\u-10179?" (UTF-16 code units, negative above 0x7fff).
+_RTF_UNICODE = re.compile(r"\\u(-?\d+) ?(?:\\'[0-9a-fA-F]{2}|[^\\{}])")
+
+
+def _literal_unicode(rtf: str) -> str:
+    """RTF whose Unicode escapes are the characters themselves.
+
+    pandoc before 2.19.2 skips one character too many after a \\uN escape (jgm/pandoc#8264:
+    "a\\u160?c" reads "a " — the "c" is lost), so its reading of the escaped source is not the
+    document's text: "(see Section\\u160?4.1, \\u8220\"Customization" came out "(see Section
+    .1, “ustomization" and Chinese lost every other character. Literal characters in the source
+    are read as they are.
+    """
+    units = _RTF_UNICODE.sub(lambda m: chr(int(m.group(1)) % 0x10000), rtf)
+    return units.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 _FROM_LINE = re.compile(rb"^From \S+ [^\n]*\d:\d\d[^\n]*\n", re.MULTILINE)
