@@ -498,3 +498,94 @@ def test_fields_of_a_header_block_are_not_joined() -> None:
         "at the tracker, which keeps every report until it is answered or closed by hand.\n"
     ) * 3
     assert "answer Questions: those" in rewrap(prose)
+
+
+# Man pages as GNU troff sets them: it breaks lines only at spaces (a run of Han characters has
+# no break point) and runs a line past the column when one run does not fit at all. The reader
+# knows the column it rendered at. (troff also widens the gaps of full lines; whether gaps are
+# justification or table columns is _has_columns' question, apart from this one.)
+def wrap_at_spaces(text: str, width: int, indent: str) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    for token in text.split(" "):
+        if line and display_width(indent + line + " " + token) > width:
+            lines.append(indent + line)
+            line = token
+        else:
+            line = f"{line} {token}" if line else token
+    lines.append(indent + line)
+    return lines
+
+
+@st.composite
+def troff_chinese_pages(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Chinese man page paragraphs (Han runs with Latin words between spaces) set by troff."""
+    # A seeded generator, not hypothesis' own: a shrunk example stays varied text (runs of one
+    # length repeated line after line would align their gaps like a table's columns).
+    rnd = random.Random(draw(st.integers(min_value=0, max_value=2**32)))
+    # Words only: option names ("-H" at a line start after a full stop is an option tag) and
+    # symbols ("/etc/passwd", "0x1F": few words to the tokens look like code) are other rules'.
+    latin = ["linker", "gzip", "pack", "OMAGIC", "Unix", "shell", "ASCII", "Vim"]
+    paragraphs = []
+    for _ in range(rnd.randint(2, 4)):
+        tokens: list[str] = []
+        length = rnd.randint(150, 400)
+        while display_width(" ".join(tokens)) < length:
+            run = "".join(rnd.choice(HANZI) for _ in range(rnd.randint(2, 40)))
+            tokens.append(run + rnd.choice(["", "，", "。", "."]))
+            if rnd.random() < 0.4:
+                tokens.append(rnd.choice(latin))
+        paragraphs.append(" ".join(tokens))
+    pages = ["\n".join(wrap_at_spaces(p, 78, " " * 7)) for p in paragraphs]
+    return "\n\n".join(pages), paragraphs
+
+
+@settings(deadline=None)
+@given(troff_chinese_pages())
+def test_troff_set_chinese_paragraphs_rejoin(case: tuple[str, list[str]]) -> None:
+    page, paragraphs = case
+    out = rewrap(page, column=78, breaks_cjk=False).split("\n\n")
+    assert len(out) == len(paragraphs)
+    for line, paragraph in zip(out, paragraphs, strict=True):
+        assert "\n" not in line, line
+        assert squeeze(line) == squeeze(paragraph)
+
+
+def test_troff_chinese_line_short_of_the_column_before_a_long_han_run() -> None:
+    # gzip(1) and file(1) in Chinese: the next run did not fit, so troff broke at the space
+    # before it, and a line past the column is one run troff could not break at all.
+    page = "\n".join(
+        [
+            "       幻数检查用来检查文件中是否有特殊的固定格式的数据.",
+            "       规范的例子如二进制可执行文件(编译后的程序)a.out,该文件格式在标准"
+            "include目录下定义",
+            "       这个参数指定一个产生名字时所需要的范围。",
+            "       范围这个概念，可以参见rfc1001.txt和rfc1002.txt这两个文件中的详细定义。"
+            "实际上这个Net‐",
+            "       BIOS范围的概念很少被用到。",
+        ]
+    )
+    assert rewrap(page, column=78, breaks_cjk=False).split("\n") == [
+        "       幻数检查用来检查文件中是否有特殊的固定格式的数据.规范的例子如二进制可执行文件"
+        "(编译后的程序)a.out,该文件格式在标准include目录下定义这个参数指定一个产生名字时所需要"
+        "的范围。范围这个概念，可以参见rfc1001.txt和rfc1002.txt这两个文件中的详细定义。实际上"
+        "这个Net‐BIOS范围的概念很少被用到。"
+    ]
+    # A wrapper that breaks between Han characters would have filled the short line.
+    assert rewrap(page, column=78).split("\n")[:2] == page.split("\n")[:2]
+
+
+def test_a_tag_one_column_short_of_its_text_starts_a_tag_paragraph() -> None:
+    # lilo.conf(5): "linear" is set with one space before the text at the hanging indent.
+    page = "\n".join(
+        [
+            "       linear 生成线性的扇区地址代替 sector/head/cylinder 类型的三维地址.",
+            "              线性地址是在运行时进行转换, 它不依赖于磁盘的几何结构.注意如果使用",
+            "              `linear' 选项, 就不能使用 便携式磁盘 (如软盘)作为引导盘.",
+        ]
+    )
+    assert rewrap(page, column=78, breaks_cjk=False).split("\n") == [
+        "       linear 生成线性的扇区地址代替 sector/head/cylinder 类型的三维地址.线性地址是在"
+        "运行时进行转换, 它不依赖于磁盘的几何结构.注意如果使用`linear' 选项, 就不能使用 便携式"
+        "磁盘 (如软盘)作为引导盘."
+    ]
