@@ -25,6 +25,7 @@ import email
 import email.policy
 import functools
 import io
+import json
 import posixpath
 import random
 import re
@@ -102,11 +103,43 @@ def text_of(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in (".eml", ".mbox"):
         return "\n\n".join(_mail_bodies(path.read_bytes(), suffix == ".mbox"))
-    rtf = suffix == ".rtf"
+    plain = _pandoc(path, "plain").replace("\r\n", "\n")
+    # pandoc's plain text marks a superscript "^([58])"; the document's text is "[58]".
+    return _SUPERSCRIPT.sub(r"\1", plain)
+
+
+@functools.lru_cache(maxsize=256)
+def code_lines(path: Path) -> frozenset[str]:
+    """The lines (stripped) of an ODT's or RTF's code blocks, as pandoc's reader finds them.
+
+    pandoc's plain writer sets a code block 4 spaces in, as it sets a nested list's text, so
+    the plain text alone does not say which indented lines are code; its document tree does
+    (the RTF reader makes a paragraph in a fixed-pitch font a CodeBlock: maint-guide's <pre>).
+    """
+    tree = json.loads(_pandoc(path, "json"))
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("t") == "CodeBlock":
+                found.update(line.strip() for line in node["c"][1].split("\n") if line.strip())
+                return
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(tree["blocks"])
+    return frozenset(found)
+
+
+def _pandoc(path: Path, to: str) -> str:
+    rtf = path.suffix.lower() == ".rtf"
     done = subprocess.run(
-        ["pandoc", "-f", "rtf", "-t", "plain", "--wrap=none"]
+        ["pandoc", "-f", "rtf", "-t", to, "--wrap=none"]
         if rtf
-        else ["pandoc", "-t", "plain", "--wrap=none", str(path)],
+        else ["pandoc", "-t", to, "--wrap=none", str(path)],
         input=_literal_unicode(path.read_bytes().decode("latin-1")).encode("utf-8")
         if rtf
         else None,
@@ -116,8 +149,7 @@ def text_of(path: Path) -> str:
     )
     if done.returncode != 0:
         raise ContainerFormError(f"pandoc failed on {path}: {done.stderr.decode()[:200]}")
-    # pandoc's plain text marks a superscript "^([58])"; the document's text is "[58]".
-    return _SUPERSCRIPT.sub(r"\1", done.stdout.decode("utf-8").replace("\r\n", "\n"))
+    return done.stdout.decode("utf-8")
 
 
 _SUPERSCRIPT = re.compile(r"\^\(([^()\n]*)\)")
