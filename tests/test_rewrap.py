@@ -22,6 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stitcher.loaders.formats import pdf_pages_text, read_info, read_markdown, read_plain
+from stitcher.loaders.org import read_org
 from stitcher.loaders.rewrap import display_width, join_cjk_lines, rewrap
 
 GOLDEN = Path(__file__).parent / "golden_forms"
@@ -589,3 +590,48 @@ def test_a_tag_one_column_short_of_its_text_starts_a_tag_paragraph() -> None:
         "运行时进行转换, 它不依赖于磁盘的几何结构.注意如果使用`linear' 选项, 就不能使用 便携式"
         "磁盘 (如软盘)作为引导盘."
     ]
+
+
+# Writers keep an inline code span on one line: when it does not fit, the line breaks before
+# it, short of the column by less than the span's width.
+SPANS = ["=M-x org-drill-resume=", "~C-c C-c~", "``IMPORTED``", "`git log --oneline`"]
+
+
+@settings(deadline=None)
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=50, max_value=90))
+def test_paragraphs_wrapped_around_inline_code_rejoin_exactly(seed: int, width: int) -> None:
+    rnd = random.Random(seed)
+    paragraphs = []
+    for _ in range(3):
+        words: list[str] = []
+        spans = 0
+        while len(" ".join(words)) < 4 * width:
+            # Prose with some code in it: a paragraph mostly of spans reads as code (few words).
+            if spans < 3 and rnd.random() < 0.1:
+                words.append(rnd.choice(SPANS))
+                spans += 1
+            else:
+                words.append(rnd.choice(WORDS))
+        paragraphs.append(" ".join([words[0].capitalize(), *words[1:]]) + ".")
+    # A span's inner spaces are no break points: wrap with them held as no-break spaces.
+    held = [p.replace(" ", "\x00") for p in paragraphs]
+    for span in SPANS:
+        held = [p.replace(span.replace(" ", "\x00"), span.replace(" ", "\u00a0")) for p in held]
+    wrapped = [
+        "\n".join(wrap_english(p.replace("\x00", " "), width, "", "")).replace("\u00a0", " ")
+        for p in held
+    ]
+    assert rewrap("\n\n".join(wrapped)).split("\n\n") == paragraphs
+
+
+def test_org_line_broken_before_a_verbatim_span_is_joined() -> None:
+    # org-drill.org: "then press" stops 17 columns short of the others because
+    # "=M-x org-drill-resume=" did not fit after it.
+    text = (
+        "You can leave a drill session early and come back to it later. When you do, the\n"
+        "item you were looking at is shown again, so nothing is lost. For example, if you\n"
+        "are shown an item that is poorly worded or contains an error, you can always\n"
+        "press 'e' to leave the drill, then correct the item, then press\n"
+        "=M-x org-drill-resume= and continue where you left off.\n"
+    )
+    assert read_org(text.encode(), "drill.org")[0] == " ".join(text.split("\n")).strip()

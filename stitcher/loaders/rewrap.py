@@ -52,8 +52,9 @@ Inside a run, the break between line A and line B is removed when A is not wider
 block ("Format: https://...", "Comment:": a Debian copyright file, a control file, mail
 headers), and either
 
-1. B's first word (or first CJK character) would not have fitted on A: width(A) + joint +
-   width(word) ≥ W, against a trusted or the run's own wrap column, or
+1. B's first word (or first CJK character, or an inline code span a writer keeps on one
+   line: Org "=M-x org-drill-resume=", reST "``x``", Markdown "`x`") would not have fitted on
+   A: width(A) + joint + width(word) ≥ W, against a trusted or the run's own wrap column, or
 2. A reaches 80% of the reference width and A ends mid-sentence (no . ! ? : ; … 。 ！ ？ ： ；)
    or B starts in lower case or with a CJK character; or A reaches 75% and both hold. The
    reference width is W when trusted, else the run's own, else the block's widest line (and
@@ -151,6 +152,12 @@ _CJK = re.compile(
 _WIDE_RUN = re.compile(
     "[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]+"
 )
+# An inline code span: Org =verbatim= and ~code~ (no space inside either end, then a space,
+# punctuation or the line end), reST ``literal``, Markdown `code`.
+_INLINE_CODE = re.compile(
+    r"""([=~])[^\s=~](?:[^\n]*?[^\s])?\1(?=[\s.,;:!?)\]'"]|$)|(`+)[^`\n]+?\2(?!`)"""
+)
+_INLINE_CODE_OPENERS = frozenset("=~`")
 _CONTINUES = re.compile(r"[a-z\u00df-\u00ff]")
 _LINE_NUMBER = re.compile(r"\d{1,5}(?=\s|$)")
 _LAST_LETTERS = re.compile(r"[^\W\d_]+$")
@@ -678,7 +685,12 @@ def _unbreakable(line: _Line, wrap: _Wrap) -> bool:
 
 def _first_unit(body: str, breaks_cjk: bool = True) -> str:
     """What a wrapper could not have split: a word, or one CJK character and its punctuation
-    (the whole run up to a space when the wrapper cannot break between CJK characters)."""
+    (the whole run up to a space when the wrapper cannot break between CJK characters), or an
+    inline code span, which writers keep on one line ("=M-x org-drill-resume=")."""
+    if body[:1] in _INLINE_CODE_OPENERS:
+        span = _INLINE_CODE.match(body)
+        if span:
+            return span.group()
     if breaks_cjk and body and _CJK.match(body[0]):
         end = 1
         while end < len(body) and end < 4 and _CJK.match(body[end]) and not body[end].isalnum():
