@@ -634,4 +634,4 @@ def test_org_line_broken_before_a_verbatim_span_is_joined() -> None:
         "press 'e' to leave the drill, then correct the item, then press\n"
         "=M-x org-drill-resume= and continue where you left off.\n"
     )
-    assert read_org(text.encode(), "drill.org")[0] == " ".join(text.split("\n")).strip()
+    assert read_org(text.encode(), "drill.org").text == " ".join(text.split("\n")).strip()
