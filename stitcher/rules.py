@@ -33,9 +33,9 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #:    Debian copyright files) are not joined.
 #: 8: man page sources rewrap at the column they were rendered at (78), broken only at spaces
 #:    (troff cannot break between Han characters: a short line before a long Han run and a
-#:    line past the column are wraps); a tag one space short of its text starts a tag
-#:    paragraph. In every form, a line that stops short because an inline code span
-#:    ("=M-x org-drill-resume=", "``IMPORTED``") did not fit after it is a wrapped line.
+#:    line past the column are wraps). In every form, a line that stops short because an
+#:    inline code span ("=M-x org-drill-resume=", "``IMPORTED``") did not fit after it is a
+#:    wrapped line.
 LOADER_RULES = 8
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);

@@ -576,20 +576,18 @@ def test_troff_chinese_line_short_of_the_column_before_a_long_han_run() -> None:
     assert rewrap(page, column=78).split("\n")[:2] == page.split("\n")[:2]
 
 
-def test_a_tag_one_column_short_of_its_text_starts_a_tag_paragraph() -> None:
-    # lilo.conf(5): "linear" is set with one space before the text at the hanging indent.
+def test_a_wrapped_synopsis_is_not_a_tag_paragraph() -> None:
+    # The command's name and one space, then lines hanging under its arguments: a synopsis
+    # stays as troff set it, though its lines are full.
     page = "\n".join(
         [
-            "       linear 生成线性的扇区地址代替 sector/head/cylinder 类型的三维地址.",
-            "              线性地址是在运行时进行转换, 它不依赖于磁盘的几何结构.注意如果使用",
-            "              `linear' 选项, 就不能使用 便携式磁盘 (如软盘)作为引导盘.",
+            "SYNOPSIS",
+            "       gcloud beta container hub packages resource-bundles releases update RE‐",
+            "              LEASE  --resource-bundle=RESOURCE_BUNDLE [--lifecycle=LIFECYCLE]",
+            "              [--location=LOCATION] [GCLOUD_WIDE_FLAG ...]",
         ]
     )
-    assert rewrap(page, column=78, breaks_cjk=False).split("\n") == [
-        "       linear 生成线性的扇区地址代替 sector/head/cylinder 类型的三维地址.线性地址是在"
-        "运行时进行转换, 它不依赖于磁盘的几何结构.注意如果使用`linear' 选项, 就不能使用 便携式"
-        "磁盘 (如软盘)作为引导盘."
-    ]
+    assert rewrap(page, column=78, breaks_cjk=False) == page
 
 
 # Writers keep an inline code span on one line: when it does not fit, the line breaks before

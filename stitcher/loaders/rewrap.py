@@ -19,10 +19,8 @@ prefix of its first line. A block is then cut into *runs*, candidate paragraphs,
 - a change of indentation. A run keeps one continuation indent: the second line's indent must
   be the first line's (uniform), smaller (a first-line indent: info's 3 spaces, Chinese
   "\\u3000\\u3000"), or, after an item start, the column where the item's text begins (a
-  hanging indent), or the column where the text after a short first word begins (a tag
-  paragraph: "linear 生成…" over lines indented to "生", one space or more after the tag). A
-  deeper line after an ordinary first line starts a new run (a program listing, a nested
-  block, a new indented paragraph).
+  hanging indent). A deeper line after an ordinary first line starts a new run (a program
+  listing, a nested block, a new indented paragraph).
 
 Tabs. Every measure (indents, widths, gaps, columns) is taken with tabs expanded to stops every
 8 columns, as a terminal shows them, so `man X | col -b` (which writes runs of spaces as tabs)
@@ -111,10 +109,10 @@ _ITEM = re.compile(
     )[ \t\u3000]*""",
     re.VERBOSE,
 )
-# A short tag, then text (man pages' .TP paragraphs, definition lists). One space is enough:
-# man sets a tag one column narrower than the indent right before the text ("linear 生成…").
-# The hanging indent of the next line, exactly where the text begins, is what makes it a tag.
-_TAG = re.compile(r"[^\s.!?:;,。！？：；，]{1,24} +(?=\S)")
+# A short tag, two spaces or more, then text (man pages' .TP paragraphs, definition lists).
+# Not one space: a wrapped synopsis hangs its lines under the text after the command's name
+# ("gcloud beta container ..." over lines indented to "beta"), and that is no paragraph.
+_TAG = re.compile(r"[^\s.!?:;,]{1,24} {2,}(?=\S)")
 # A line that only names options, in a sentence that lists them ("--quiet, --verbosity.").
 _OPTION_LIST = re.compile(r"(?:-{1,2}[A-Za-z][\w-]*[,.]?[ ]+)*-{1,2}[A-Za-z][\w-]*[,.]?")
 _BULLET = re.compile(r"[-*+•·‣▪◦●○■□–—]\s")
