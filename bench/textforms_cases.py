@@ -97,7 +97,8 @@ _PDF_SENTENCE_END_BASE = (
 )
 _SENTENCE_END = re.compile(
     r"(?:[。！？][”’」』）)]*)"
-    r"|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_\u4e00-\u9fff]| \^ ?\[\d+\]| \[\d+\] ))"
+    # ("`": a sentence of a markup source can begin with inline code, "``IMPORTED`` targets")
+    r"|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_`\u4e00-\u9fff]| \^ ?\[\d+\]| \[\d+\](?: |$)))"
     # A lone "." before a lower-case word: a sentence that begins with a command or a name
     # ("/etc/apt/sources.list. apt-get will call dpkg"), unless the word before the "." is an
     # abbreviation (`_ABBREVIATION_BEFORE`).
@@ -117,7 +118,8 @@ _ZH_SENTENCE_END = re.compile(
     r"|(?:[.!?][\"'”’)\]]*(?= ))"
 )
 # A DocBook text footnote mark after a sentence ("... (0-9). ^[16] It is"): part of neither.
-_FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *|\[\d+\] +")
+# At a paragraph's end too ("... and many more. [28]"): a mark is never a sentence's part.
+_FOOTNOTE_MARK = re.compile(r"\^ ?\[\d+\] *|\[\d+\](?: +|$)")
 # PDF (LaTeX) footnote numbers as PDFium reads them: "2", "⁴", "1⁷" after a sentence end.
 _PDF_NOTE_NUMBER = r"(?:\d{0,2}[⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d{1,2})"
 _PDF_FOOTNOTE_REF = re.compile(_PDF_NOTE_NUMBER + r"(?= |$|[\u4e00-\u9fff]) *")
@@ -204,24 +206,28 @@ class RawLine:
 _PROSE_HAN = 6
 
 
-def label_lines(text: str, man: bool, blocks: bool = True) -> list[RawLine]:
+def label_lines(
+    text: str, man: bool, blocks: bool = True, code: frozenset[int] = frozenset()
+) -> list[RawLine]:
     """Every line with its structure kind; a block holding a shell prompt is code throughout
     (not with `blocks=False`: a PDF page has no blank lines between its paragraphs).
 
     In a man page's SYNOPSIS, the first line of each block is labelled (the invocation; the
-    lines after it may be its wrapped continuation).
+    lines after it may be its wrapped continuation). `code`: numbers of the lines the
+    document itself marks as code (`_code`).
     """
     lines = text.split("\n")
     kinds: list[str | None] = []
     in_synopsis = False
     previous = ""
-    for line in lines:
+    for number, line in enumerate(lines):
         if man and line and not line[0].isspace():
             in_synopsis = bool(_SYNOPSIS_HEAD.match(line))
             kinds.append(None)
         else:
             first = not previous.strip() or bool(_SYNOPSIS_HEAD.match(previous))
-            kinds.append(structure_kind(line, in_synopsis and man and first, man))
+            known = "code" if number in code else None
+            kinds.append(known or structure_kind(line, in_synopsis and man and first, man))
         previous = line
     if not blocks:
         return [
@@ -250,6 +256,70 @@ _TROFF_SUFFIXES = frozenset({".1", ".5", ".8"})
 _MAN_FORMS = frozenset({"man", "troff"})
 # Markup sources, whose list items are units even when no blank line separates them.
 _LIST_FORMS = frozenset({"org", "rst", "adoc"})
+
+
+def _code(path: Path, text: str) -> frozenset[int]:
+    """Numbers of the lines of `text` (the file's raw text) that the file itself marks as code:
+    an ODT's or RTF's code blocks (pandoc's plain text sets them 4 spaces in), a reST file's
+    literal blocks, an Org file's verbatim blocks."""
+    suffix = path.suffix.lower()
+    lines = text.split("\n")
+    if suffix in (".odt", ".rtf"):
+        known = containers.code_lines(path)
+        return frozenset(
+            i for i, line in enumerate(lines) if line[:1].isspace() and line.strip() in known
+        )
+    if suffix == ".rst":
+        return rst_literal_lines(lines)
+    if suffix == ".org":
+        return org_verbatim_lines(lines)
+    return frozenset()
+
+
+# reST directives whose body is a literal block (the others' bodies are prose: note, warning).
+_RST_CODE_DIRECTIVE = re.compile(
+    r"^\s*\.\. (?:code-block|code|sourcecode|parsed-literal|highlight|signature)::"
+)
+
+
+def rst_literal_lines(lines: Sequence[str]) -> frozenset[int]:
+    """The reST literal blocks' lines: the indented block after a paragraph ending in "::" or
+    after a code directive (`.. code-block:: cmake`), up to the first line indented no deeper
+    than the paragraph or directive (reST's own rule)."""
+    found: set[int] = set()
+    opener: int | None = None  # indent of the "::" paragraph or code directive above
+    for number, line in enumerate(lines):
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if opener is not None and indent > opener:
+            found.add(number)
+            continue
+        opener = None
+        if _RST_CODE_DIRECTIVE.match(line) or (
+            line.rstrip().endswith("::") and not line.lstrip().startswith("..")
+        ):
+            opener = indent
+    return frozenset(found)
+
+
+_ORG_BEGIN = re.compile(r"^\s*#\+begin_(src|example|export|verse|comment)\b", re.IGNORECASE)
+_ORG_END = re.compile(r"^\s*#\+end_", re.IGNORECASE)
+
+
+def org_verbatim_lines(lines: Sequence[str]) -> frozenset[int]:
+    """The lines of an Org file's verbatim blocks (#+BEGIN_SRC, EXAMPLE, EXPORT, VERSE, COMMENT
+    up to #+END_...; Org's own rule), delimiters included."""
+    found: set[int] = set()
+    inside = False
+    for number, line in enumerate(lines):
+        if not inside and _ORG_BEGIN.match(line):
+            inside = True
+        if inside:
+            found.add(number)
+            if _ORG_END.match(line):
+                inside = False
+    return frozenset(found)
 
 
 def raw_text(path: Path) -> str:
@@ -333,7 +403,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 cursor = at + len(inner)
         return found
     pdf = path.suffix.lower() == ".pdf"
-    labelled = label_lines(text, man=form in _MAN_FORMS, blocks=not pdf)
+    labelled = label_lines(text, man=form in _MAN_FORMS, blocks=not pdf, code=_code(path, text))
     full_width = _PDF_FULL_SHARE * _typical_width(text) if pdf else 0.0
     headings = heading_lines([raw.text for raw in labelled])
     rows = tag_table_rows([raw.text for raw in labelled]) if not pdf else set()
@@ -823,7 +893,12 @@ def structure_lines(path: Path, relative: str, form: str) -> list[StructureLine]
     text = raw_text(path)
     return [
         StructureLine(relative, raw.number, raw.kind, raw.text)
-        for raw in label_lines(text, man=form in _MAN_FORMS, blocks=path.suffix.lower() != ".pdf")
+        for raw in label_lines(
+            text,
+            man=form in _MAN_FORMS,
+            blocks=path.suffix.lower() != ".pdf",
+            code=_code(path, text),
+        )
         if raw.kind is not None and len(raw.text.strip()) >= 3
     ]
 
@@ -848,17 +923,24 @@ _QUOTE_PREFIX = re.compile(r"^(?:> ?)+")
 
 
 def loaded_lines(text: str) -> set[str]:
-    """The stripped lines of a loaded text, and of quoted ("> ") lines their text without the
-    prefix: an e-mail's raw text (the ground truth) reads quoted lines without it."""
+    """The lines of a loaded text (`_spaced`), and of quoted ("> ") lines their text without
+    the prefix: an e-mail's raw text (the ground truth) reads quoted lines without it."""
     lines = text.split("\n")
-    return {line.strip() for line in lines} | {
-        _QUOTE_PREFIX.sub("", line).strip() for line in lines if line.startswith(">")
+    return {_spaced(line) for line in lines} | {
+        _spaced(_QUOTE_PREFIX.sub("", line)) for line in lines if line.startswith(">")
     }
 
 
 def line_kept(line: str, loaded_lines: set[str]) -> bool:
     """A structure line survives when it is still one whole line of the loaded text."""
-    return line.strip() in loaded_lines
+    return _spaced(line) in loaded_lines
+
+
+def _spaced(line: str) -> str:
+    """A line with its whitespace runs as one space: what sets a table's cells apart (pandoc
+    pads an ODT's or RTF's cells with spaces, stitcher's readers give a tab) is not whether
+    the row is a line of its own."""
+    return " ".join(line.split())
 
 
 def percent(part: int, whole: int) -> float:

@@ -25,6 +25,7 @@ import email
 import email.policy
 import functools
 import io
+import json
 import posixpath
 import random
 import re
@@ -102,19 +103,73 @@ def text_of(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in (".eml", ".mbox"):
         return "\n\n".join(_mail_bodies(path.read_bytes(), suffix == ".mbox"))
+    plain = _pandoc(path, "plain").replace("\r\n", "\n")
+    # pandoc's plain text marks a superscript "^([58])"; the document's text is "[58]".
+    return _SUPERSCRIPT.sub(r"\1", plain)
+
+
+@functools.lru_cache(maxsize=256)
+def code_lines(path: Path) -> frozenset[str]:
+    """The lines (stripped) of an ODT's or RTF's code blocks, as pandoc's reader finds them.
+
+    pandoc's plain writer sets a code block 4 spaces in, as it sets a nested list's text, so
+    the plain text alone does not say which indented lines are code; its document tree does
+    (the RTF reader makes a paragraph in a fixed-pitch font a CodeBlock: maint-guide's <pre>).
+    """
+    tree = json.loads(_pandoc(path, "json"))
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("t") == "CodeBlock":
+                found.update(line.strip() for line in node["c"][1].split("\n") if line.strip())
+                return
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(tree["blocks"])
+    return frozenset(found)
+
+
+def _pandoc(path: Path, to: str) -> str:
+    rtf = path.suffix.lower() == ".rtf"
     done = subprocess.run(
-        ["pandoc", "-t", "plain", "--wrap=none", str(path)],
+        ["pandoc", "-f", "rtf", "-t", to, "--wrap=none"]
+        if rtf
+        else ["pandoc", "-t", to, "--wrap=none", str(path)],
+        input=_literal_unicode(path.read_bytes().decode("latin-1")).encode("utf-8")
+        if rtf
+        else None,
         capture_output=True,
         check=False,
         timeout=120,
     )
     if done.returncode != 0:
         raise ContainerFormError(f"pandoc failed on {path}: {done.stderr.decode()[:200]}")
-    # pandoc's plain text marks a superscript "^([58])"; the document's text is "[58]".
-    return _SUPERSCRIPT.sub(r"\1", done.stdout.decode("utf-8").replace("\r\n", "\n"))
+    return done.stdout.decode("utf-8")
 
 
 _SUPERSCRIPT = re.compile(r"\^\(([^()\n]*)\)")
+
+# An RTF Unicode escape with its one fallback character (pandoc's writer leaves \uc at 1):
+# "\u8220\"", "\u160?", "\u-10179?" (UTF-16 code units, negative above 0x7fff).
+_RTF_UNICODE = re.compile(r"\\u(-?\d+) ?(?:\\'[0-9a-fA-F]{2}|[^\\{}])")
+
+
+def _literal_unicode(rtf: str) -> str:
+    """RTF whose Unicode escapes are the characters themselves.
+
+    pandoc before 2.19.2 skips one character too many after a \\uN escape (jgm/pandoc#8264:
+    "a\\u160?c" reads "a " — the "c" is lost), so its reading of the escaped source is not the
+    document's text: "(see Section\\u160?4.1, \\u8220\"Customization" came out "(see Section
+    .1, “ustomization" and Chinese lost every other character. Literal characters in the source
+    are read as they are.
+    """
+    units = _RTF_UNICODE.sub(lambda m: chr(int(m.group(1)) % 0x10000), rtf)
+    return units.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 _FROM_LINE = re.compile(rb"^From \S+ [^\n]*\d:\d\d[^\n]*\n", re.MULTILINE)

@@ -31,7 +31,12 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #:    full line broken between two Chinese characters is joined (rewrap.join_cjk_lines).
 #: 7: two lines that are both fields of a header block ("Format: https://.../", "Comment:" in
 #:    Debian copyright files) are not joined.
-LOADER_RULES = 7
+#: 8: man page sources rewrap at the column they were rendered at (78), broken only at spaces
+#:    (troff cannot break between Han characters: a short line before a long Han run and a
+#:    line past the column are wraps). In every form, a line that stops short because an
+#:    inline code span ("=M-x org-drill-resume=", "``IMPORTED``") did not fit after it is a
+#:    wrapped line.
+LOADER_RULES = 8
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
 #: kept next to the rules themselves.

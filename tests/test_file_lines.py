@@ -90,3 +90,35 @@ def test_every_chunk_of_the_samples_names_the_line_its_first_word_is_on() -> Non
             checked += 1
         assert "line_starts" not in record.metadata  # a map, never stored with a chunk
     assert checked > 50
+
+
+# One decode per file: a reader whose text is made of the file's lines hands over the text it
+# decoded (`Extracted.original`), and `load` aligns lines against that; readers whose text is
+# rendered or extracted hand over none, and their documents carry no line starts.
+LINE_ALIGNED = {
+    ".txt": b"A hard wrapped paragraph of a plain text file that runs on\nonto a second line.\n",
+    ".md": b"---\ntitle: T\n---\n\n# Heading\n\nSome text that is\nwrapped.\n",
+    ".info": b"\x1f\nFile: a.info,  Node: Top,  Up: (dir)\n\nTop\n***\n\nText of the node.\n",
+    ".rst": b"Title\n=====\n\nSome text that is\nwrapped.\n\n::\n\n    code\n",
+    ".adoc": b"= Title\n\nSome text that is\nwrapped.\n",
+    ".org": b"#+TITLE: T\n\n* Heading\nSome text that is\nwrapped.\n",
+}
+
+
+def test_line_aligned_readers_hand_over_the_text_they_decoded() -> None:
+    from stitcher.loaders.readers import READERS
+
+    for kind, data in LINE_ALIGNED.items():
+        assert READERS[kind](data, f"x{kind}").original == decode_text(data, "x"), kind
+    page = b".TH T 1\n.SH NAME\nt \\- a page\n.SH DESCRIPTION\nSome text.\n"
+    assert READERS[".1"](page, "t.1").original is None
+    assert READERS[".html"](b"<p>Some\ntext.</p>", "t.html").original is None
+
+
+def test_only_line_aligned_kinds_get_line_starts(tmp_path: Path) -> None:
+    for kind, data in {**LINE_ALIGNED, ".html": b"<p>One</p>\n\n\n<p>Two\nlines</p>"}.items():
+        (tmp_path / f"doc{kind}").write_bytes(data)
+    loaded = {src.kind: load(src) for src in discover([str(tmp_path)]).files}
+    for kind in LINE_ALIGNED:
+        assert "line_starts" in loaded[kind].metadata, kind
+    assert "line_starts" not in loaded[".html"].metadata

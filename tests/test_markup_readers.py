@@ -265,7 +265,7 @@ def test_sphinx_title_directive_names_the_page() -> None:
     from stitcher.loaders.rst import read_rst
 
     data = b".. title:: CMake Reference\n\nIntroduction\n############\n\nCMake builds.\n"
-    assert read_rst(data, "index.rst")[1]["title"] == "CMake Reference"
+    assert read_rst(data, "index.rst").meta["title"] == "CMake Reference"
 
 
 def test_asciidoc_lines_meant_as_lines_are_kept() -> None:
@@ -278,7 +278,7 @@ def test_asciidoc_lines_meant_as_lines_are_kept() -> None:
         f"and this one too.\n\n{prose} +\nafter a hard break.\n\n:hardbreaks-option:\n\n"
         f"{prose}\nstill kept.\n\n:!hardbreaks-option:\n\n{prose}\nnow joined.\n"
     )
-    lines = read_asciidoc(source.encode(), "poems.adoc")[0].split("\n")
+    lines = read_asciidoc(source.encode(), "poems.adoc").text.split("\n")
     for kept in ("and this one reads on.", "and this one too.", "after a hard break."):
         assert kept in lines
     assert "still kept." in lines
@@ -293,7 +293,7 @@ def test_org_description_item_joins_its_hanging_indent() -> None:
         "          default when nothing else is said in the file header.\n"
         "- file :: The current buffer.\n"
     )
-    lines = read_org(source.encode(), "scope.org")[0].split("\n")
+    lines = read_org(source.encode(), "scope.org").text.split("\n")
     assert lines[2] == (
         "- tree :: The subtree starting with the entry at the cursor, which is the default "
         "when nothing else is said in the file header."

@@ -22,6 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stitcher.loaders.formats import pdf_pages_text, read_info, read_markdown, read_plain
+from stitcher.loaders.org import read_org
 from stitcher.loaders.rewrap import display_width, join_cjk_lines, rewrap
 
 GOLDEN = Path(__file__).parent / "golden_forms"
@@ -498,3 +499,137 @@ def test_fields_of_a_header_block_are_not_joined() -> None:
         "at the tracker, which keeps every report until it is answered or closed by hand.\n"
     ) * 3
     assert "answer Questions: those" in rewrap(prose)
+
+
+# Man pages as GNU troff sets them: it breaks lines only at spaces (a run of Han characters has
+# no break point) and runs a line past the column when one run does not fit at all. The reader
+# knows the column it rendered at. (troff also widens the gaps of full lines; whether gaps are
+# justification or table columns is _has_columns' question, apart from this one.)
+def wrap_at_spaces(text: str, width: int, indent: str) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    for token in text.split(" "):
+        if line and display_width(indent + line + " " + token) > width:
+            lines.append(indent + line)
+            line = token
+        else:
+            line = f"{line} {token}" if line else token
+    lines.append(indent + line)
+    return lines
+
+
+@st.composite
+def troff_chinese_pages(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Chinese man page paragraphs (Han runs with Latin words between spaces) set by troff."""
+    # A seeded generator, not hypothesis' own: a shrunk example stays varied text (runs of one
+    # length repeated line after line would align their gaps like a table's columns).
+    rnd = random.Random(draw(st.integers(min_value=0, max_value=2**32)))
+    # Words only: option names ("-H" at a line start after a full stop is an option tag) and
+    # symbols ("/etc/passwd", "0x1F": few words to the tokens look like code) are other rules'.
+    latin = ["linker", "gzip", "pack", "OMAGIC", "Unix", "shell", "ASCII", "Vim"]
+    paragraphs = []
+    for _ in range(rnd.randint(2, 4)):
+        tokens: list[str] = []
+        length = rnd.randint(150, 400)
+        while display_width(" ".join(tokens)) < length:
+            run = "".join(rnd.choice(HANZI) for _ in range(rnd.randint(2, 40)))
+            tokens.append(run + rnd.choice(["", "，", "。", "."]))
+            if rnd.random() < 0.4:
+                tokens.append(rnd.choice(latin))
+        paragraphs.append(" ".join(tokens))
+    pages = ["\n".join(wrap_at_spaces(p, 78, " " * 7)) for p in paragraphs]
+    return "\n\n".join(pages), paragraphs
+
+
+@settings(deadline=None)
+@given(troff_chinese_pages())
+def test_troff_set_chinese_paragraphs_rejoin(case: tuple[str, list[str]]) -> None:
+    page, paragraphs = case
+    out = rewrap(page, column=78, breaks_cjk=False).split("\n\n")
+    assert len(out) == len(paragraphs)
+    for line, paragraph in zip(out, paragraphs, strict=True):
+        assert "\n" not in line, line
+        assert squeeze(line) == squeeze(paragraph)
+
+
+def test_troff_chinese_line_short_of_the_column_before_a_long_han_run() -> None:
+    # gzip(1) and file(1) in Chinese: the next run did not fit, so troff broke at the space
+    # before it, and a line past the column is one run troff could not break at all.
+    page = "\n".join(
+        [
+            "       幻数检查用来检查文件中是否有特殊的固定格式的数据.",
+            "       规范的例子如二进制可执行文件(编译后的程序)a.out,该文件格式在标准"
+            "include目录下定义",
+            "       这个参数指定一个产生名字时所需要的范围。",
+            "       范围这个概念，可以参见rfc1001.txt和rfc1002.txt这两个文件中的详细定义。"
+            "实际上这个Net‐",
+            "       BIOS范围的概念很少被用到。",
+        ]
+    )
+    assert rewrap(page, column=78, breaks_cjk=False).split("\n") == [
+        "       幻数检查用来检查文件中是否有特殊的固定格式的数据.规范的例子如二进制可执行文件"
+        "(编译后的程序)a.out,该文件格式在标准include目录下定义这个参数指定一个产生名字时所需要"
+        "的范围。范围这个概念，可以参见rfc1001.txt和rfc1002.txt这两个文件中的详细定义。实际上"
+        "这个Net‐BIOS范围的概念很少被用到。"
+    ]
+    # A wrapper that breaks between Han characters would have filled the short line.
+    assert rewrap(page, column=78).split("\n")[:2] == page.split("\n")[:2]
+
+
+def test_a_wrapped_synopsis_is_not_a_tag_paragraph() -> None:
+    # The command's name and one space, then lines hanging under its arguments: a synopsis
+    # stays as troff set it, though its lines are full.
+    page = "\n".join(
+        [
+            "SYNOPSIS",
+            "       gcloud beta container hub packages resource-bundles releases update RE‐",
+            "              LEASE  --resource-bundle=RESOURCE_BUNDLE [--lifecycle=LIFECYCLE]",
+            "              [--location=LOCATION] [GCLOUD_WIDE_FLAG ...]",
+        ]
+    )
+    assert rewrap(page, column=78, breaks_cjk=False) == page
+
+
+# Writers keep an inline code span on one line: when it does not fit, the line breaks before
+# it, short of the column by less than the span's width.
+SPANS = ["=M-x org-drill-resume=", "~C-c C-c~", "``IMPORTED``", "`git log --oneline`"]
+
+
+@settings(deadline=None)
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=50, max_value=90))
+def test_paragraphs_wrapped_around_inline_code_rejoin_exactly(seed: int, width: int) -> None:
+    rnd = random.Random(seed)
+    paragraphs = []
+    for _ in range(3):
+        words: list[str] = []
+        spans = 0
+        while len(" ".join(words)) < 4 * width:
+            # Prose with some code in it: a paragraph mostly of spans reads as code (few words).
+            if spans < 3 and rnd.random() < 0.1:
+                words.append(rnd.choice(SPANS))
+                spans += 1
+            else:
+                words.append(rnd.choice(WORDS))
+        paragraphs.append(" ".join([words[0].capitalize(), *words[1:]]) + ".")
+    # A span's inner spaces are no break points: wrap with them held as no-break spaces.
+    held = [p.replace(" ", "\x00") for p in paragraphs]
+    for span in SPANS:
+        held = [p.replace(span.replace(" ", "\x00"), span.replace(" ", "\u00a0")) for p in held]
+    wrapped = [
+        "\n".join(wrap_english(p.replace("\x00", " "), width, "", "")).replace("\u00a0", " ")
+        for p in held
+    ]
+    assert rewrap("\n\n".join(wrapped)).split("\n\n") == paragraphs
+
+
+def test_org_line_broken_before_a_verbatim_span_is_joined() -> None:
+    # org-drill.org: "then press" stops 17 columns short of the others because
+    # "=M-x org-drill-resume=" did not fit after it.
+    text = (
+        "You can leave a drill session early and come back to it later. When you do, the\n"
+        "item you were looking at is shown again, so nothing is lost. For example, if you\n"
+        "are shown an item that is poorly worded or contains an error, you can always\n"
+        "press 'e' to leave the drill, then correct the item, then press\n"
+        "=M-x org-drill-resume= and continue where you left off.\n"
+    )
+    assert read_org(text.encode(), "drill.org").text == " ".join(text.split("\n")).strip()

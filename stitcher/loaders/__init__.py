@@ -15,7 +15,6 @@ from typing import Any
 from stitcher.errors import EmptyDocument as EmptyDocument  # it lives in stitcher.errors
 from stitcher.errors import LoadError
 from stitcher.loaders.compressed import decompress
-from stitcher.loaders.decoding import decode_text, noted_repairs
 from stitcher.loaders.discovery import (
     SUPPORTED_EXTENSIONS,
     Discovery,
@@ -29,7 +28,7 @@ from stitcher.loaders.discovery import (
 )
 from stitcher.loaders.lines import line_starts
 from stitcher.loaders.metadata import detect_lang, parse_date, read_sidecar, split_tags, unique
-from stitcher.loaders.readers import LINE_ALIGNED_KINDS, READERS
+from stitcher.loaders.readers import READERS
 from stitcher.models import Document
 
 __all__ = [
@@ -124,15 +123,13 @@ def load(
     metadata: dict[str, Any] = {**extracted.meta, **read_sidecar(src.path, src.source)}
     metadata["title"] = _title(metadata.get("title"), src)
     volatile = frozenset() if metadata.get("date") is not None else frozenset({"date"})
-    if src.kind in LINE_ALIGNED_KINDS:
-        # The reader has already reported any repair of these bytes; a second notice for the
-        # same file would read as a second fault.
-        with noted_repairs():
-            original = decode_text(data, src.source)
-        if original != extracted.text:
-            metadata["line_starts"] = line_starts(original, extracted.text)
-            # Derived from the file and the text alone, and as long as the file has lines.
-            volatile |= {"line_starts"}
+    # A text made of the file's own lines (`Extracted.original`): a hit's "line" is a line
+    # of the file, found in the text as the reader decoded it.
+    original = extracted.original
+    if original is not None and original != extracted.text:
+        metadata["line_starts"] = line_starts(original, extracted.text)
+        # Derived from the file and the text alone, and as long as the file has lines.
+        volatile |= {"line_starts"}
     del data
     metadata["date"] = _date(metadata.get("date"), mtime, src)
     dir_tags = src.doc_id.split("/")[1:-1] if tags_from_dirs else []

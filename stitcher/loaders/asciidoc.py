@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stitcher.loaders.extracted import Extracted
 from stitcher.loaders.markup import (
     KEPT,
     NEW,
@@ -65,7 +66,7 @@ _REVISION = re.compile(r"^v?(\d[\w.-]*)?(?:,[ \t]*([^:]+?))?(?::[ \t]*(.*))?$")
 _REWRAP_KNOWS = re.compile(r"-|\*|\d{1,3}\.|[a-z]\.")
 
 
-def read_asciidoc(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
+def read_asciidoc(data: bytes, source: str) -> Extracted:
     """An .adoc/.asciidoc file → (text, metadata): see the module docstring."""
     return read_markup(data, source, _label)
 

@@ -7,12 +7,12 @@ import io
 import re
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from stitcher.errors import LoadError
 from stitcher.loaders.asciidoc import read_asciidoc
 from stitcher.loaders.decoding import decode_text, normalise_newlines
+from stitcher.loaders.extracted import Extracted
 from stitcher.loaders.metadata import clean_mapping, parse_date
 from stitcher.loaders.org import read_org
 from stitcher.loaders.rewrap import FENCE, display_width, join_cjk_lines, rewrap
@@ -20,20 +20,10 @@ from stitcher.loaders.rst import read_rst
 from stitcher.loaders.troff import TROFF_SUFFIXES, read_troff
 
 
-@dataclass
-class Extracted:
-    """What a format reader found: the text and the metadata stated in the file.
-
-    `meta` uses the final key names; "title", "date" and "tags" may be present with raw values.
-    """
-
-    text: str
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
 def read_plain(data: bytes, source: str) -> Extracted:
     """A .txt file: decoded and hard-wrap joined."""
-    return Extracted(_trim(rewrap(decode_text(data, source))))
+    original = decode_text(data, source)
+    return Extracted(_trim(rewrap(original)), original=original)
 
 
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
@@ -46,7 +36,7 @@ def read_markdown(data: bytes, source: str) -> Extracted:
 
     The title is front matter `title`, else the first level-1 "# heading" outside code fences.
     """
-    text = decode_text(data, source)
+    original = text = decode_text(data, source)
     meta: dict[str, Any] = {}
     match = _FRONT_MATTER.match(text)
     if match:
@@ -56,7 +46,7 @@ def read_markdown(data: bytes, source: str) -> Extracted:
         heading = _first_h1(text)
         if heading:
             meta["title"] = heading
-    return Extracted(_trim(rewrap(text, markdown=True)), meta)
+    return Extracted(_trim(rewrap(text, markdown=True)), meta, original)
 
 
 def _trim(text: str) -> str:
@@ -119,7 +109,7 @@ def read_info(data: bytes, source: str) -> Extracted:
     dropped (a separator leaves a blank line). Title: the first heading underlined with "*" or
     "=" (the manual's top node).
     """
-    text = decode_text(data, source)
+    original = text = decode_text(data, source)
     sections = text.split("\x1f")
     kept = [sections[0], *(_INFO_TABLE.sub("", section) for section in sections[1:])]
     text = "".join(kept).replace("\x7f", "")
@@ -129,7 +119,7 @@ def read_info(data: bytes, source: str) -> Extracted:
     heading = _INFO_HEADING.search(text)
     if heading:
         meta["title"] = heading.group(1).strip()
-    return Extracted(_trim(rewrap(text)), meta)
+    return Extracted(_trim(rewrap(text)), meta, original)
 
 
 # HTML ---------------------------------------------------------------------------------------
@@ -588,14 +578,16 @@ READERS: dict[str, Callable[[bytes, str], Extracted]] = {
 
 
 def _register_markup_readers() -> None:
-    # Lightweight markup and man page sources: one module each, returning (text, metadata).
-    def extracted(read: Callable[[bytes, str], tuple[str, dict[str, Any]]]) -> Any:
-        return lambda data, source: Extracted(*read(data, source))
+    # Lightweight markup (one module each, made of the file's lines) and man page sources
+    # (rendered: text and metadata only).
+    READERS.update({".rst": read_rst, ".rest": read_rst})
+    READERS.update({".adoc": read_asciidoc, ".asciidoc": read_asciidoc})
+    READERS.update({".org": read_org})
 
-    READERS.update({".rst": extracted(read_rst), ".rest": extracted(read_rst)})
-    READERS.update({".adoc": extracted(read_asciidoc), ".asciidoc": extracted(read_asciidoc)})
-    READERS.update({".org": extracted(read_org)})
-    READERS.update(dict.fromkeys(TROFF_SUFFIXES, extracted(read_troff)))
+    def read_man_source(data: bytes, source: str) -> Extracted:
+        return Extracted(*read_troff(data, source))
+
+    READERS.update(dict.fromkeys(TROFF_SUFFIXES, read_man_source))
 
 
 _register_markup_readers()

@@ -22,6 +22,7 @@ from enum import Enum
 from typing import Any
 
 from stitcher.loaders.decoding import decode_text
+from stitcher.loaders.extracted import Extracted
 from stitcher.loaders.metadata import parse_date
 from stitcher.loaders.rewrap import rewrap
 
@@ -43,13 +44,14 @@ Markers = Mapping[int, tuple[int, int]]
 Labeller = Callable[[list[str], list[Role]], tuple[Markers, dict[str, Any]]]
 
 
-def read_markup(data: bytes, source: str, label: Labeller) -> tuple[str, dict[str, Any]]:
-    """A markup file → (text, metadata): decoded, its lines labelled by `label`, the prose
-    rewrapped around the kept lines, blank lines at the start and the end dropped."""
-    lines = decode_text(data, source).split("\n")
+def read_markup(data: bytes, source: str, label: Labeller) -> Extracted:
+    """A markup file → its text and metadata: decoded, its lines labelled by `label`, the
+    prose rewrapped around the kept lines, blank lines at the start and the end dropped."""
+    original = decode_text(data, source)
+    lines = original.split("\n")
     roles = [PROSE] * len(lines)
     markers, meta = label(lines, roles)
-    return trim(rewrap_lines(lines, roles, markers)), meta
+    return Extracted(trim(rewrap_lines(lines, roles, markers)), meta, original)
 
 
 class LineScan:

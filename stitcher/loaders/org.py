@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stitcher.loaders.extracted import Extracted
 from stitcher.loaders.markup import (
     KEPT,
     NEW,
@@ -59,7 +60,7 @@ _EXPORT_TAGS = frozenset({"noexport", "export", "ARCHIVE", "ignore", "TOC", "toc
 _VERBATIM_BLOCKS = frozenset({"src", "example", "export", "verse", "comment"})
 
 
-def read_org(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
+def read_org(data: bytes, source: str) -> Extracted:
     """An .org file → (text, metadata): see the module docstring."""
     return read_markup(data, source, _label)
 

@@ -26,10 +26,3 @@ READERS: dict[str, Callable[[bytes, str], Extracted]] = {
     ".eml": read_eml,
     ".mbox": read_mbox,
 }
-
-#: Readers whose text is the file's own lines, rewrapped and trimmed (`stitcher.loaders.lines`
-#: finds each line of the file in it): a hit's "line" is then a line of the file. Rendered man
-#: pages, e-mail bodies and the extracted formats have no such lines.
-LINE_ALIGNED_KINDS = frozenset(
-    {".txt", ".md", ".markdown", ".info", ".rst", ".rest", ".adoc", ".asciidoc", ".org"}
-)

@@ -29,7 +29,10 @@ joined line keeps its first line's indent as it stands.
 
 Evidence. The document's wrap column W is the width that explains the most line breaks as
 the work of a greedy wrapper (the next word would not have fitted); it is trusted when it is
-32+ columns and explains 5+ breaks and half of those after lines of 24+ columns. Without a
+32+ columns and explains 5+ breaks and half of those after lines of 24+ columns. A caller that
+rendered the text itself gives W (`column`: a man page's line length), trusted as it is, and
+may say its wrapper breaks only at spaces (`breaks_cjk=False`: troff), so a Chinese line
+stopped short of W by a long run of Han characters, or pushed past it by one, is a wrap. Without a
 trusted W, weaker evidence (below) is used only if at most 5% of the document's lines are
 wider than 100 columns, i.e. the whole document looks hard-wrapped; once rewrapped, its joined
 paragraphs are long lines, so a second rewrap changes nothing. A run of 3+ lines may show its
@@ -47,8 +50,9 @@ Inside a run, the break between line A and line B is removed when A is not wider
 block ("Format: https://...", "Comment:": a Debian copyright file, a control file, mail
 headers), and either
 
-1. B's first word (or first CJK character) would not have fitted on A: width(A) + joint +
-   width(word) ≥ W, against a trusted or the run's own wrap column, or
+1. B's first word (or first CJK character, or an inline code span a writer keeps on one
+   line: Org "=M-x org-drill-resume=", reST "``x``", Markdown "`x`") would not have fitted on
+   A: width(A) + joint + width(word) ≥ W, against a trusted or the run's own wrap column, or
 2. A reaches 80% of the reference width and A ends mid-sentence (no . ! ? : ; … 。 ！ ？ ： ；)
    or B starts in lower case or with a CJK character; or A reaches 75% and both hold. The
    reference width is W when trusted, else the run's own, else the block's widest line (and
@@ -106,6 +110,8 @@ _ITEM = re.compile(
     re.VERBOSE,
 )
 # A short tag, two spaces or more, then text (man pages' .TP paragraphs, definition lists).
+# Not one space: a wrapped synopsis hangs its lines under the text after the command's name
+# ("gcloud beta container ..." over lines indented to "beta"), and that is no paragraph.
 _TAG = re.compile(r"[^\s.!?:;,]{1,24} {2,}(?=\S)")
 # A line that only names options, in a sentence that lists them ("--quiet, --verbosity.").
 _OPTION_LIST = re.compile(r"(?:-{1,2}[A-Za-z][\w-]*[,.]?[ ]+)*-{1,2}[A-Za-z][\w-]*[,.]?")
@@ -144,6 +150,12 @@ _CJK = re.compile(
 _WIDE_RUN = re.compile(
     "[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]+"
 )
+# An inline code span: Org =verbatim= and ~code~ (no space inside either end, then a space,
+# punctuation or the line end), reST ``literal``, Markdown `code`.
+_INLINE_CODE = re.compile(
+    r"""([=~])[^\s=~](?:[^\n]*?[^\s])?\1(?=[\s.,;:!?)\]'"]|$)|(`+)[^`\n]+?\2(?!`)"""
+)
+_INLINE_CODE_OPENERS = frozenset("=~`")
 _CONTINUES = re.compile(r"[a-z\u00df-\u00ff]")
 _LINE_NUMBER = re.compile(r"\d{1,5}(?=\s|$)")
 _LAST_LETTERS = re.compile(r"[^\W\d_]+$")
@@ -178,7 +190,14 @@ _FITS = 2
 _READS_ON = 1
 
 
-def rewrap(text: str, *, markdown: bool = False, vocabulary: str | None = None) -> str:
+def rewrap(
+    text: str,
+    *,
+    markdown: bool = False,
+    vocabulary: str | None = None,
+    column: int | None = None,
+    breaks_cjk: bool = True,
+) -> str:
     """Join lines that were broken inside a paragraph (rule: see the module docstring).
 
     Args:
@@ -186,6 +205,16 @@ def rewrap(text: str, *, markdown: bool = False, vocabulary: str | None = None) 
         markdown: The text is Markdown: a block indented by 4+ spaces outside a list is code.
         vocabulary: Where to look up how the document spells a word split by "-" at a line
             end (the whole document when `text` is one page of it); `text` when None.
+        column: The column the text was wrapped at, when the caller knows it (it rendered
+            the text: a man page's line length); trusted as the document's wrap column W
+            instead of measuring one. Chinese pages need it: a renderer that cannot break
+            between two Han characters runs lines past the column, so the breaks do not
+            show the column as English breaks do.
+        breaks_cjk: Whether the wrapper could break a line between two CJK characters. GNU
+            troff cannot (a Han character has no break point unless a macro package gives it
+            one with `.cflags`, which groff does only for Japanese): it breaks at spaces, so
+            what would not have fitted on a line is the next space-delimited run
+            ("规范的例子如二进制可执行文件(编译后的程序)"), not its first character.
 
     Returns:
         The text with hard-wrap line breaks (and the hyphens that split words there) removed.
@@ -193,7 +222,9 @@ def rewrap(text: str, *, markdown: bool = False, vocabulary: str | None = None) 
     if "\n" not in text:
         return text
     lines = text.split("\n")
-    blocks = _Blocks(_wrap_column(lines), marked=_HYPHEN_MARK not in text, markdown=markdown)
+    wrap = _Wrap(column, trusted=True) if column is not None else _wrap_column(lines)
+    wrap = dataclasses.replace(wrap, breaks_cjk=breaks_cjk)
+    blocks = _Blocks(wrap, marked=_HYPHEN_MARK not in text, markdown=markdown)
     in_fence = False
     for line in lines:
         if FENCE.match(line):
@@ -269,6 +300,8 @@ class _Wrap:
     # in a document whose lines all look hard-wrapped: after rewrapping, joined paragraphs are
     # long lines, and the lines left alone must not be judged by weaker evidence than before.
     guess: bool = False
+    # Could the wrapper break between two CJK characters? (`rewrap`'s breaks_cjk)
+    breaks_cjk: bool = True
 
 
 def _wrap_column(lines: list[str]) -> _Wrap:
@@ -359,7 +392,7 @@ def _rewrap_quoted(group: list[str], wrap: _Wrap, marked: bool) -> list[str]:
         return [text for _, text in _rewrap_lines(group, wrap, marked)]
     prefixes = [(m.group() if m else "") for m in (_QUOTE.match(line) for line in group)]
     inner = [line[len(prefix) :] for line, prefix in zip(group, prefixes, strict=True)]
-    inner_wrap = _Wrap(wrap.column - display_width(prefixes[0]), wrap.trusted, wrap.guess)
+    inner_wrap = dataclasses.replace(wrap, column=wrap.column - display_width(prefixes[0]))
     out: list[str] = []
     start = 0
     for end in [*(i for i, text in enumerate(inner) if not text.strip()), len(inner)]:
@@ -460,7 +493,7 @@ def _item_is_mid_sentence(previous: _Line, line: _Line, wrap: _Wrap) -> bool:
     if previous.text[-1:] in ",;" and not _OPTION_LIST.fullmatch(line.text.lstrip()):
         return False  # "(a) ...,": the next item of a list (a list of options reads on)
     body = line.text.lstrip()
-    needed = previous.width + 1 + display_width(_first_unit(body))
+    needed = previous.width + 1 + display_width(_first_unit(body, wrap.breaks_cjk))
     return needed >= wrap.column and not _TERMINATED.search(previous.text[-8:])
 
 
@@ -620,13 +653,14 @@ def _is_justified(run: list[_Line], reference: int) -> bool:
 
 def _wrap_evidence(head: _Line, tail: _Line, wrap: _Wrap, own: int | None, reference: int) -> int:
     """How surely the break between two lines of a run is a wrap: _FITS, _READS_ON or 0."""
-    if reference <= 0 or head.width > reference + _MAX_OVERRUN:
+    if reference <= 0 or (head.width > reference + _MAX_OVERRUN and not _unbreakable(head, wrap)):
         return 0
     body = tail.text.lstrip()
     if _FIELD.match(body) and _FIELD.match(head.text.lstrip()):
         return 0  # one field after another: a header block (DEP-5 copyright, control, mail)
-    first_unit = _first_unit(body)
-    gap = 0 if _cjk_joint(head.text, body) else 1
+    first_unit = _first_unit(body, wrap.breaks_cjk)
+    # A wrapper that breaks only at spaces broke at one, whatever characters are around it.
+    gap = 0 if wrap.breaks_cjk and _cjk_joint(head.text, body) else 1
     needed = head.width + gap + display_width(first_unit)
     if (wrap.trusted and needed >= wrap.column) or (own is not None and needed >= own):
         return _FITS
@@ -641,9 +675,21 @@ def _wrap_evidence(head: _Line, tail: _Line, wrap: _Wrap, own: int | None, refer
     return 0
 
 
-def _first_unit(body: str) -> str:
-    """What a wrapper could not have split: a word, or one CJK character and its punctuation."""
-    if body and _CJK.match(body[0]):
+def _unbreakable(line: _Line, wrap: _Wrap) -> bool:
+    """A line past the column that the wrapper could not have broken: one run without a space
+    ("BIOS范围这个概念，可以参见rfc1001.txt和…这个Net‐") from a wrapper that breaks at spaces."""
+    return not wrap.breaks_cjk and " " not in line.body
+
+
+def _first_unit(body: str, breaks_cjk: bool = True) -> str:
+    """What a wrapper could not have split: a word, or one CJK character and its punctuation
+    (the whole run up to a space when the wrapper cannot break between CJK characters), or an
+    inline code span, which writers keep on one line ("=M-x org-drill-resume=")."""
+    if body[:1] in _INLINE_CODE_OPENERS:
+        span = _INLINE_CODE.match(body)
+        if span:
+            return span.group()
+    if breaks_cjk and body and _CJK.match(body[0]):
         end = 1
         while end < len(body) and end < 4 and _CJK.match(body[end]) and not body[end].isalnum():
             end += 1

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stitcher.loaders.extracted import Extracted
 from stitcher.loaders.markup import (
     KEPT,
     NEW,
@@ -144,7 +145,7 @@ _DOMAIN_PROSE = frozenset(
 )
 
 
-def read_rst(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
+def read_rst(data: bytes, source: str) -> Extracted:
     """A .rst/.rest file → (text, metadata): see the module docstring."""
     return read_markup(data, source, _label)
 

@@ -45,6 +45,9 @@ _DD = re.compile(r"^\.Dd[ \t]+(.*)$", re.MULTILINE)
 _ARGUMENT = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 _RENDER_TIMEOUT = 120
 _MAN_WIDTH = "80"
+#: The line length pages are rendered at: man-db sets it two columns short of MANWIDTH, and
+#: the groff command says so (-rLL=78n). rewrap trusts it rather than measuring the page.
+_RENDERED_COLUMN = 78
 
 
 def read_troff(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
@@ -54,7 +57,8 @@ def read_troff(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
         return trim(rewrap(text)), {}  # read as a .txt file is
     if _SO_ONLY.match(text):
         return "", {}  # only includes another page: no text of its own, skipped as empty
-    return trim(rewrap(render(data, source))), _meta(text)
+    rendered = render(data, source)
+    return trim(rewrap(rendered, column=_RENDERED_COLUMN, breaks_cjk=False)), _meta(text)
 
 
 def render(data: bytes, source: str) -> str:
