@@ -1,25 +1,17 @@
-"""A ChunkStore in dicts: the same behaviour as WeaviateStore, for unit tests without a server.
-
-Values go through the same conversion as in Weaviate (stitcher.store.schema), filters follow
-Weaviate's semantics (whole-value matching on field-tokenized text, word-by-word matching on
-`text` and `title`), and hybrid search fuses a small BM25 over the segmented keyword text with
-cosine similarity the way Weaviate's relative-score and ranked fusions do.
+"""One collection held in dicts (MemoryStore): chunks, settings, tenants, sources, and what the
+seed layout needs, behaving as WeaviateStore does; filters and scoring are in modules of their own.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from stitcher.errors import (
     CollectionMissing,
-    FaultKind,
-    FilterError,
     MetadataConflict,
     SettingsMismatch,
     TenancyMismatch,
@@ -27,17 +19,7 @@ from stitcher.errors import (
     UsageError,
     setting,
 )
-from stitcher.filters import Condition, Where
-from stitcher.graph.model import KINDS, MENTIONED_KIND, Entity, build_graph
-from stitcher.graph.paths import (
-    MENTIONS,
-    PathTest,
-    entity_values,
-    is_path,
-    no_links_message,
-    path_test,
-)
-from stitcher.graph.resolve import Resolver
+from stitcher.filters import Where
 from stitcher.ids import checked_tenant_name, source_of
 from stitcher.models import (
     ChunkRecord,
@@ -52,139 +34,22 @@ from stitcher.models import (
     WriteFailure,
 )
 from stitcher.store.base import ChunkStore, Layout, check_fusion, scope_of
-from stitcher.store.entities import EntityView, entity_links, find_entity
+from stitcher.store.memory.entities import MemoryEntities
+from stitcher.store.memory.filters import WORD_RE, Predicate, WherePredicates
+from stitcher.store.memory.scoring import bm25_scores, cosine, fuse
+from stitcher.store.memory.server import MemoryLeases, MemoryServer
 from stitcher.store.schema import (
     SOURCE_FIELD,
     ExtraProperty,
-    Kind,
-    contains_pattern,
-    filter_value,
-    filter_values,
     no_tenants,
     plan_properties,
     properties_to_record,
-    property_name,
     record_to_properties,
     resolve_field,
     some_names,
-    source_names,
     tenancy_mismatch,
     user_fields,
 )
-
-# Weaviate's defaults: BM25 parameters, candidates per hybrid side, the ranked-fusion constant.
-_K1 = 1.2
-_B = 0.75
-_CANDIDATES = 100
-_RANK_OFFSET = 60
-
-_WORD_RE = re.compile(r"[^\W_]+")
-_LIKE_TOKEN_RE = re.compile(r"(?:[^\W_]|[*?])+")
-
-Predicate = Callable[[dict[str, Any]], bool]
-
-
-class MemoryEntities:
-    """Entities of one collection held in memory: what the graph conditions look up."""
-
-    def __init__(self, collection: str) -> None:
-        self._collection = collection
-        self._by_kind: dict[str, dict[str, Entity]] = {}
-
-    @property
-    def collection(self) -> str:
-        """The chunk collection the entities belong to."""
-        return self._collection
-
-    def load(self, entities: Iterable[Entity]) -> None:
-        """Create or replace entities by (kind, id)."""
-        for entity in entities:
-            self._by_kind.setdefault(entity.kind, {})[entity.id] = entity
-
-    def exists(self, kind: str = MENTIONED_KIND) -> bool:
-        """Whether entities of `kind` were loaded."""
-        return kind in self._by_kind
-
-    def entities(self, kinds: Iterable[str] = tuple(KINDS)) -> list[Entity]:
-        """Every loaded entity of `kinds`."""
-        return [entity for kind in kinds for entity in self._by_kind.get(kind, {}).values()]
-
-    def resolver(self, kind: str = MENTIONED_KIND) -> Resolver:
-        """Name and alias lookup over the loaded entities of `kind`."""
-        return Resolver(self.entities([kind]), kind)
-
-    def show(self, name: str, kind: str | None = None) -> EntityView:
-        """The entity `name` means and its links in both directions. Where it is mentioned is
-        not known: the in-memory store keeps `mentions` as text and links none."""
-        entities = self.entities([kind] if kind else list(KINDS))
-        entity = find_entity(entities, name, f"collection {self._collection!r}")
-        return EntityView(entity, entity_links(self.entities(), entity))
-
-
-class MemoryLeases:
-    """The leases of one in-memory server: records by id, created only when none exists."""
-
-    def __init__(self) -> None:
-        self._records: dict[str, dict[str, Any]] = {}
-        # The lease's renewal thread writes while its holder reads.
-        self._lock = threading.Lock()
-
-    def ensure(self) -> None:
-        """Nothing to prepare in memory."""
-
-    def read(self, lease_id: str) -> dict[str, Any] | None:
-        """A copy of the record, or None."""
-        with self._lock:
-            record = self._records.get(lease_id)
-            return None if record is None else dict(record)
-
-    def create(self, lease_id: str, record: Mapping[str, Any]) -> bool:
-        """Store a copy of `record`; False when one with this id exists."""
-        with self._lock:
-            if lease_id in self._records:
-                return False
-            self._records[lease_id] = dict(record)
-            return True
-
-    def records_of(self, collection: str) -> list[dict[str, Any]]:
-        """Copies of every record of `collection`."""
-        with self._lock:
-            return [dict(r) for r in self._records.values() if r.get("collection") == collection]
-
-    def update(self, lease_id: str, changes: Mapping[str, Any]) -> None:
-        """Change some values of the record (KeyError when there is none, as Weaviate fails)."""
-        with self._lock:
-            self._records[lease_id].update(changes)
-
-    def delete(self, lease_id: str) -> None:
-        """Remove the record if there is one."""
-        with self._lock:
-            self._records.pop(lease_id, None)
-
-    def fault_kind(self, error: BaseException) -> FaultKind | None:
-        """None: dicts raise nothing that retrying would mend."""
-        return None
-
-
-class MemoryServer:
-    """What the in-memory stores of one "server" share, as stores on one Weaviate do: which
-    collections exist, and the leases."""
-
-    def __init__(self) -> None:
-        self.collections: dict[str, MemoryStore] = {}
-        self.leases = MemoryLeases()
-        #: Multi-tenant collections: their tenants' stores by name, the settings they share,
-        #: and each tenant's activity status ("ACTIVE" or "INACTIVE") by (collection, tenant).
-        self.tenants: dict[str, dict[str, MemoryStore]] = {}
-        self.tenant_settings: dict[str, CollectionSettings] = {}
-        self.status: dict[tuple[str, str], str] = {}
-
-    def multi_tenant(self, name: str) -> bool | None:
-        """Whether collection `name` is multi-tenant; None when it does not exist."""
-        if name in self.tenants:
-            return True
-        store = self.collections.get(name)
-        return False if store is not None and store.exists() else None
 
 
 class MemoryStore:
@@ -527,7 +392,7 @@ class MemoryStore:
         vector_scores = self._similarities(vector, allowed) if alpha > 0 else {}
         return [
             Hit(self._record(object_id), score, explain)
-            for object_id, score, explain in _fuse(
+            for object_id, score, explain in fuse(
                 keyword_scores, vector_scores, limit, alpha, fusion, label="memory"
             )
         ]
@@ -600,7 +465,7 @@ class MemoryStore:
             object_id: properties.get("text_seg", "").split()
             for object_id, (properties, _vector) in self._objects.items()
         }
-        return _bm25_scores(documents, query_tokens, allowed)
+        return bm25_scores(documents, query_tokens, allowed)
 
     def _similarities(self, query: list[float], allowed: list[str]) -> dict[str, float]:
         query_norm = math.sqrt(sum(x * x for x in query)) or 1.0
@@ -617,74 +482,7 @@ class MemoryStore:
         return scores
 
     def _predicate(self, where: Where) -> Predicate:
-        required = [self._condition(condition) for condition in where.all_of]
-        alternatives = [self._condition(condition) for condition in where.any_of]
-
-        def matches(properties: dict[str, Any]) -> bool:
-            if not all(test(properties) for test in required):
-                return False
-            return not alternatives or any(test(properties) for test in alternatives)
-
-        return matches
-
-    def _condition(self, condition: Condition) -> Predicate:
-        if is_path(condition.field):
-            return self._path_condition(condition)
-        if condition.field == SOURCE_FIELD:
-            return _source_condition(condition)
-        name, kind = resolve_field(condition.field, self._extras)
-        op = condition.op
-        if op == "any":
-            options = filter_values(condition.field, kind, condition.value)
-            return lambda p: any(_equals(kind, p.get(name), option) for option in options)
-        if op == "contains":
-            if kind not in ("text", "word", "text[]"):
-                raise FilterError(f"'contains' works on text fields, not on {condition.field!r}")
-            pattern = contains_pattern(str(condition.value))
-            return lambda p: _like(kind, p.get(name), pattern)
-        value = filter_value(condition.field, kind, condition.value)
-        if op == "eq":
-            return lambda p: _equals(kind, p.get(name), value)
-        if op == "ne":
-            return lambda p: not _equals(kind, p.get(name), value)
-        compare = _COMPARISONS.get(op)
-        if compare is None:
-            raise FilterError(f"unknown filter operator {op!r}")
-        return lambda p: _compare(p.get(name), value, compare)
-
-    # -- graph references (issue 14): the store protocol's reference filters ----------------
-
-    def _path_condition(self, condition: Condition) -> Predicate:
-        """A condition on a path (`mentions.country=France`), run as Weaviate runs its reference
-        filter (stitcher.store.weaviate.filters.path_filter), but at query time: a chunk's raw
-        `mentions` resolve to organizations as its `mentions_ref` would (strictly, by name or
-        alias, against the entities loaded now, as after `stitcher entities load` re-linked
-        them), the path's links are followed, and the entities reached are compared."""
-        test = path_test(condition)  # validates the path first: its errors are clearer
-        raw = property_name(MENTIONS)
-        if not self._entities.exists(MENTIONED_KIND) or raw not in self._extras:
-            raise FilterError(no_links_message(condition.field, self._name))
-        graph = build_graph(self._entities.entities())
-        resolver = self._entities.resolver(MENTIONED_KIND)
-        matches_entity = _entity_test(test)
-        # Chunks of one document share their mentions: resolve and follow once per list.
-        answers: dict[tuple[str, ...], bool] = {}
-
-        def matches(properties: dict[str, Any]) -> bool:
-            value = properties.get(raw)
-            names = (value,) if isinstance(value, str) else tuple(value or ())
-            if names not in answers:
-                reached = {
-                    (entity.kind, entity.id)
-                    for entity in map(resolver.resolve, names)
-                    if entity is not None
-                }
-                for link in test.path.links:
-                    reached = {target for key in reached for target in graph.references[key][link]}
-                answers[names] = any(matches_entity(graph.entities[key]) for key in reached)
-            return answers[names]
-
-        return matches
+        return WherePredicates(self._name, self._extras, self._entities).predicate(where)
 
     # -- seed layout, markers, siblings (issue 14): what adopt and seed search need ----------
 
@@ -739,14 +537,14 @@ class MemoryStore:
         similarity, fused like `hybrid`."""
         check_fusion(fusion)
         self._require()
-        tokens = {i: _WORD_RE.findall(obj.text.lower()) for i, obj in self._seed.items()}
-        query_tokens = _WORD_RE.findall(query.lower())
-        keyword = _bm25_scores(tokens, query_tokens) if alpha < 1 else {}
+        tokens = {i: WORD_RE.findall(obj.text.lower()) for i, obj in self._seed.items()}
+        query_tokens = WORD_RE.findall(query.lower())
+        keyword = bm25_scores(tokens, query_tokens) if alpha < 1 else {}
         similar = {}
         if alpha > 0:
             for object_id, obj in self._seed.items():
-                similar[object_id] = _cosine(vector, obj.vector or [])
-        fused = _fuse(keyword, similar, limit, alpha, fusion, label="memory seed")
+                similar[object_id] = cosine(vector, obj.vector or [])
+        fused = fuse(keyword, similar, limit, alpha, fusion, label="memory seed")
         return [(replace(self._seed[i], vector=None), score, why) for i, score, why in fused]
 
     def seed_hop(self, parent_ids: Sequence[str], child_of: Sequence[str]) -> list[SeedObject]:
@@ -781,190 +579,9 @@ def _as_seed(
     )
 
 
-def _bm25_scores(
-    documents: Mapping[str, list[str]],
-    query_tokens: list[str],
-    allowed: Iterable[str] | None = None,
-) -> dict[str, float]:
-    """BM25 with Weaviate's parameters over tokenized documents (`text_seg` for stitcher's
-    layout, `text` for the seed's): statistics over every document, scores for `allowed` ones
-    (all by default), as a pre-filtered query does."""
-    if not query_tokens or not documents:
-        return {}
-    total = len(documents)
-    average_length = sum(len(tokens) for tokens in documents.values()) / total or 1.0
-    frequency: Counter[str] = Counter()
-    for tokens in documents.values():
-        frequency.update(set(tokens))
-    scores = {}
-    for object_id in documents if allowed is None else allowed:
-        tokens = documents[object_id]
-        counts = Counter(tokens)
-        score = 0.0
-        for token in dict.fromkeys(query_tokens):
-            tf = counts.get(token, 0)
-            if not tf:
-                continue
-            n = frequency[token]
-            idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
-            norm = _K1 * (1 - _B + _B * len(tokens) / average_length)
-            score += idf * tf * (_K1 + 1) / (tf + norm)
-        if score > 0:
-            scores[object_id] = score
-    return scores
-
-
-def _cosine(query: Sequence[float], stored: Sequence[float]) -> float:
-    if len(stored) != len(query):
-        raise UsageError(f"query vector has length {len(query)}, the collection {len(stored)}")
-    norm = (math.sqrt(sum(x * x for x in query)) or 1.0) * (
-        math.sqrt(sum(x * x for x in stored)) or 1.0
-    )
-    return sum(a * b for a, b in zip(query, stored, strict=True)) / norm
-
-
-def _fuse(
-    keyword_scores: dict[str, float],
-    vector_scores: dict[str, float],
-    limit: int,
-    alpha: float,
-    fusion: str,
-    *,
-    label: str,
-) -> list[tuple[str, float, ScoreExplain]]:
-    """Weaviate's fusion of the two sides, best first (ties by id), as `label` says in the
-    explanation (both the chunk layout's hybrid and the seed layout's use it)."""
-    keyword_side = _top(keyword_scores, max(limit, _CANDIDATES))
-    vector_side = _top(vector_scores, max(limit, _CANDIDATES))
-    if fusion == "relative":
-        keyword_terms, vector_terms = _min_max(keyword_side), _min_max(vector_side)
-    else:
-        keyword_terms = _reciprocal_ranks(keyword_side)
-        vector_terms = _reciprocal_ranks(vector_side)
-    fused = []
-    for object_id in set(keyword_terms) | set(vector_terms):
-        keyword = keyword_terms.get(object_id)
-        similar = vector_terms.get(object_id)
-        keyword_part = None if keyword is None else (1 - alpha) * keyword
-        vector_part = None if similar is None else alpha * similar
-        explain = ScoreExplain(
-            alpha=alpha,
-            fusion=fusion,
-            keyword=keyword,
-            vector=similar,
-            keyword_contribution=keyword_part,
-            vector_contribution=vector_part,
-            raw=(
-                f"{label} {fusion}: keyword {keyword_scores.get(object_id)} -> {keyword_part}, "
-                f"vector {vector_scores.get(object_id)} -> {vector_part}"
-            ),
-        )
-        fused.append((object_id, (keyword_part or 0.0) + (vector_part or 0.0), explain))
-    fused.sort(key=lambda item: (-item[1], item[0]))
-    return fused[:limit]
-
-
-def _entity_test(test: PathTest) -> Callable[[Entity], bool]:
-    """Whether one entity a path reached matches, as Weaviate compares the property the path
-    ends on (exact on field-tokenized values; `like` on each of them)."""
-    field = test.path.field
-    if test.op == "any":
-        wanted = set(test.values)
-        return lambda entity: bool(wanted.intersection(entity_values(entity, field)))
-    (value,) = test.values
-    if test.op == "contains":
-        pattern = contains_pattern(value)
-        return lambda entity: _like("text[]", entity_values(entity, field), pattern)
-    if test.op == "ne":
-        return lambda entity: value not in entity_values(entity, field)
-    return lambda entity: value in entity_values(entity, field)
-
-
 def _sort_key(record: ChunkRecord) -> float:
     date = record.metadata.get("date")
     return -date.timestamp() if date is not None else 0.0
-
-
-def _like_regex(pattern: str) -> re.Pattern[str]:
-    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.compile("".join(parts), re.DOTALL)
-
-
-def _like(kind: Kind, stored: Any, pattern: str) -> bool:
-    if stored is None:
-        return False
-    if kind == "text[]":
-        regex = _like_regex(pattern)
-        return any(regex.fullmatch(item) for item in stored)
-    if kind == "word":
-        # Weaviate splits the pattern into words (keeping wildcards) and ANDs them; each must
-        # match one word of the value.
-        words = _WORD_RE.findall(stored.lower())
-        pieces = _LIKE_TOKEN_RE.findall(pattern.lower())
-        return all(any(_like_regex(piece).fullmatch(word) for word in words) for piece in pieces)
-    return bool(_like_regex(pattern).fullmatch(stored))
-
-
-def _equals(kind: Kind, stored: Any, value: Any) -> bool:
-    if stored is None:
-        return False
-    if kind == "text[]":
-        return value in stored
-    if kind == "word":
-        # Weaviate tokenizes both sides: every word of the value must occur in the property.
-        words = set(_WORD_RE.findall(stored.lower()))
-        wanted = _WORD_RE.findall(str(value).lower())
-        return bool(wanted) and all(word in words for word in wanted)
-    if kind == "uuid":
-        return str(stored) == value
-    return bool(stored == value)
-
-
-_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
-    "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
-    "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b,
-}
-
-
-def _compare(stored: Any, value: Any, compare: Callable[[Any, Any], bool]) -> bool:
-    if stored is None:
-        return False
-    if isinstance(stored, list):
-        return any(compare(item, value) for item in stored)
-    return compare(stored, value)
-
-
-def _top(scores: dict[str, float], count: int) -> list[tuple[str, float]]:
-    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    return ordered[:count]
-
-
-def _min_max(side: list[tuple[str, float]]) -> dict[str, float]:
-    """Weaviate's relative-score normalisation: 1 for the best, 0 for the worst candidate."""
-    if not side:
-        return {}
-    values = [score for _id, score in side]
-    low, high = min(values), max(values)
-    if high == low:
-        return {object_id: 1.0 for object_id, _score in side}
-    return {object_id: (score - low) / (high - low) for object_id, score in side}
-
-
-def _reciprocal_ranks(side: list[tuple[str, float]]) -> dict[str, float]:
-    return {object_id: 1.0 / (rank + _RANK_OFFSET) for rank, (object_id, _s) in enumerate(side)}
-
-
-def _source_condition(condition: Condition) -> Predicate:
-    """A source-name condition, on `doc_id` as stitcher.store.weaviate.filters.source_filter."""
-    names = source_names(condition)
-
-    def under(properties: dict[str, Any]) -> bool:
-        doc_id = str(properties.get("doc_id", ""))
-        return any(doc_id == name or doc_id.startswith(name + "/") for name in names)
-
-    return (lambda p: not under(p)) if condition.op == "ne" else under
 
 
 if TYPE_CHECKING:
