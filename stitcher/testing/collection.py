@@ -5,14 +5,9 @@ from __future__ import annotations
 import pytest
 
 from stitcher.bookkeeping import BOOKKEEPING_COLLECTIONS
-from stitcher.errors import (
-    CollectionMissing,
-)
+from stitcher.errors import CollectionMissing
 from stitcher.store.base import ChunkStore
-from stitcher.testing.kit import (
-    SETTINGS,
-    StoreFixtures,
-)
+from stitcher.testing.kit import SETTINGS, StoreFixtures
 
 
 class SettingsAndLayoutContract(StoreFixtures):

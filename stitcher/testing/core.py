@@ -7,24 +7,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from stitcher.errors import (
-    FilterError,
-)
+from stitcher.errors import FilterError
 from stitcher.filters import Where
-from stitcher.models import (
-    ChunkRecord,
-    PendingDocument,
-    SpanRequest,
-    sha256_hex,
-)
+from stitcher.models import ChunkRecord, PendingDocument, SpanRequest, sha256_hex
 from stitcher.segment import keyword_text
 from stitcher.store.base import ChunkStore
-from stitcher.testing.cases import (
-    CST,
-    FILTER_CASES,
-    FILTER_DOCS,
-    C,
-)
+from stitcher.testing.cases import CST, FILTER_CASES, FILTER_DOCS, C
 from stitcher.testing.kit import (
     SETTINGS,
     StoreFixtures,

@@ -5,25 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from stitcher.errors import (
-    FilterError,
-)
+from stitcher.errors import FilterError
 from stitcher.filters import Condition, Where
 from stitcher.graph import AmbiguousEntity, UnknownEntity, org_condition
 from stitcher.graph.model import MENTIONED_KIND, Entity
 from stitcher.store.base import ChunkStore
-from stitcher.testing.cases import (
-    GRAPH_CASES,
-    GRAPH_DOCS,
-    GRAPH_ENTITIES,
-    C,
-)
-from stitcher.testing.kit import (
-    StoreFixtures,
-    filtered,
-    one_chunk,
-    write_ok,
-)
+from stitcher.testing.cases import GRAPH_CASES, GRAPH_DOCS, GRAPH_ENTITIES, C
+from stitcher.testing.kit import StoreFixtures, filtered, one_chunk, write_ok
 
 
 class EntityLinkingContract(StoreFixtures):

@@ -9,11 +9,7 @@ from typing import Any
 import pytest
 
 from stitcher.filters import Where
-from stitcher.models import (
-    ChunkRecord,
-    CollectionSettings,
-    sha256_hex,
-)
+from stitcher.models import ChunkRecord, CollectionSettings, sha256_hex
 from stitcher.store.base import ChunkStore
 
 SETTINGS = CollectionSettings(model="test/fake", dimension=4, chunk_size=10, chunk_overlap=2)

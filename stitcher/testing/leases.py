@@ -9,9 +9,7 @@ import pytest
 
 from stitcher.faults import is_transient
 from stitcher.store.base import ChunkStore
-from stitcher.testing.kit import (
-    StoreFixtures,
-)
+from stitcher.testing.kit import StoreFixtures
 
 
 class LeaseKeepingContract(StoreFixtures):

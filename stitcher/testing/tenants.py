@@ -8,23 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from stitcher.errors import (
-    SettingsMismatch,
-    TenancyMismatch,
-    TenantMissing,
-    UsageError,
-)
-from stitcher.models import (
-    CollectionSettings,
-)
+from stitcher.errors import SettingsMismatch, TenancyMismatch, TenantMissing, UsageError
+from stitcher.models import CollectionSettings
 from stitcher.segment import keyword_text
 from stitcher.store.base import ChunkStore
-from stitcher.testing.kit import (
-    SETTINGS,
-    StoreFixtures,
-    make_records,
-    write_ok,
-)
+from stitcher.testing.kit import SETTINGS, StoreFixtures, make_records, write_ok
 
 
 class TenantAwareContract(StoreFixtures):

@@ -1,9 +1,11 @@
 """A ChunkStore in dicts: the same behaviour as WeaviateStore, for unit tests without a server.
 
 Values go through the same conversion as in Weaviate (stitcher.store.schema). One module per
-part: the store itself (store.py), what the stores of one "server" share, its collections and
-leases (server.py), a collection's entities (entities.py), filters with Weaviate's semantics
-(filters.py), and hybrid search's BM25, cosine and fusions (scoring.py).
+part: MemoryStore (store.py: creation, settings, tenants, writes) mixes the collection's state
+(core.py), its reads (reads.py) and what the seed layout needs (seed.py); what the stores of one
+"server" share, its collections and leases (server.py); a collection's entities (entities.py);
+filters with Weaviate's semantics (filters.py); hybrid search's BM25, cosine and fusions
+(scoring.py).
 """
 
 from __future__ import annotations

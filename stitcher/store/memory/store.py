@@ -4,9 +4,8 @@ seed layout needs, behaving as WeaviateStore does; filters and scoring are in mo
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,78 +18,35 @@ from stitcher.errors import (
     UsageError,
     setting,
 )
-from stitcher.filters import Where
-from stitcher.ids import checked_tenant_name, source_of
 from stitcher.models import (
     ChunkRecord,
     CollectionSettings,
-    Hit,
     PendingDocument,
-    ScoreExplain,
     SeedObject,
-    SpanRequest,
     StoredDocument,
     TenantInfo,
     WriteFailure,
 )
-from stitcher.store.base import ChunkStore, Layout, check_fusion, scope_of
+from stitcher.store.base import ChunkStore, Layout
 from stitcher.store.memory.entities import MemoryEntities
-from stitcher.store.memory.filters import WORD_RE, Predicate, WherePredicates
-from stitcher.store.memory.scoring import bm25_scores, cosine, fuse
-from stitcher.store.memory.server import MemoryLeases, MemoryServer
+from stitcher.store.memory.reads import MemoryReads
+from stitcher.store.memory.seed import MemorySeedLayout
+from stitcher.store.memory.server import MemoryLeases
 from stitcher.store.schema import (
-    SOURCE_FIELD,
-    ExtraProperty,
     no_tenants,
     plan_properties,
-    properties_to_record,
     record_to_properties,
-    resolve_field,
     some_names,
     tenancy_mismatch,
-    user_fields,
 )
 
 
-class MemoryStore:
+class MemoryStore(MemoryReads, MemorySeedLayout):
     """One collection held in memory. Not thread-safe, like the Weaviate batch writer.
 
     Stores given the same `server` see each other's collections and leases; without one, a
     store is alone on a server of its own.
     """
-
-    def __init__(
-        self, name: str, server: MemoryServer | None = None, tenant: str | None = None
-    ) -> None:
-        self._tenant = checked_tenant_name(tenant)
-        self._name = name[:1].upper() + name[1:]
-        self._server = MemoryServer() if server is None else server
-        self._settings: CollectionSettings | None = None
-        self._created = False
-        self._objects: dict[str, tuple[dict[str, Any], list[float]]] = {}
-        self._extras: dict[str, ExtraProperty] = {}
-        self._dimension: int | None = None
-        self._source_roots: dict[str, str] = {}
-        self._seed: dict[str, SeedObject] = {}  # a seed-layout collection's objects (load_seed)
-        self._markers: dict[str, dict[str, Any]] = {}
-        #: Documents being written (begin_documents), doc_id -> their version's chunk count.
-        self._pending: dict[str, int] = {}
-        self._entities = MemoryEntities(self._name)
-
-    @property
-    def name(self) -> str:
-        """The collection's name, first letter upper-cased as Weaviate does."""
-        return self._name
-
-    @property
-    def tenant(self) -> str | None:
-        """The tenant this store is bound to (None: a single-tenant collection)."""
-        return self._tenant
-
-    @property
-    def scope(self) -> str:
-        """What this store holds, for messages: "'Docs'" or "tenant 'kb1' of 'Docs'"."""
-        return scope_of(self._name, self._tenant)
 
     def exists(self) -> bool:
         """Whether `create` was called (single-tenant: or the name is a multi-tenant
@@ -348,142 +304,6 @@ class MemoryStore:
             self.finish_documents([doc_id])  # the whole document is gone
         return len(doomed)
 
-    def fetch(self, ids: Sequence[str]) -> list[ChunkRecord]:
-        """The records with these ids that exist."""
-        unique = dict.fromkeys(ids)
-        return [self._record(object_id) for object_id in unique if object_id in self._objects]
-
-    def fetch_spans(self, requests: Sequence[SpanRequest]) -> list[ChunkRecord]:
-        """All chunks overlapping any requested range of a document version."""
-        found = []
-        for object_id, (properties, _vector) in self._objects.items():
-            for request in requests:
-                if (
-                    properties["doc_id"] == request.doc_id
-                    and properties["doc_hash"] == request.doc_hash
-                    and properties["start"] < request.hi
-                    and properties["end"] > request.lo
-                ):
-                    found.append(self._record(object_id))
-                    break
-        return found
-
-    def hybrid(
-        self,
-        text: str,
-        keyword_text: str,
-        vector: list[float],
-        *,
-        limit: int,
-        alpha: float,
-        fusion: str = "relative",
-        where: Where | None = None,
-    ) -> list[Hit]:
-        """BM25 over `keyword_text` tokens and cosine similarity, fused like Weaviate does."""
-        self._wake()
-        check_fusion(fusion)
-        predicate = self._predicate(where) if where else None
-        allowed = [
-            object_id
-            for object_id, (properties, _vector) in self._objects.items()
-            if predicate is None or predicate(properties)
-        ]
-        keyword_scores = self._bm25(keyword_text.split(), allowed) if alpha < 1 else {}
-        vector_scores = self._similarities(vector, allowed) if alpha > 0 else {}
-        return [
-            Hit(self._record(object_id), score, explain)
-            for object_id, score, explain in fuse(
-                keyword_scores, vector_scores, limit, alpha, fusion, label="memory"
-            )
-        ]
-
-    def fields(self) -> dict[str, str]:
-        """Filterable fields (core and metadata) with their kinds."""
-        self._require()
-        return dict(user_fields(self._extras))
-
-    def stored_values(self, field: str, limit: int = 10_000) -> list[str]:
-        """Distinct values of a text field (`source`: the source names), most common first."""
-        self._require()
-        name = "doc_id" if field == SOURCE_FIELD else resolve_field(field, self._extras)[0]
-        counts: Counter[str] = Counter()
-        for properties, _vector in self._objects.values():
-            value = properties.get(name)
-            for item in value if isinstance(value, list) else [value] if value else []:
-                counts[source_of(str(item)) if field == SOURCE_FIELD else str(item)] += 1
-        return [value for value, _ in counts.most_common(limit)]
-
-    def heads(
-        self, where: Where | None = None, *, limit: int = 100, newest_first: bool = False
-    ) -> list[ChunkRecord]:
-        """First chunks of matching documents, newest first if asked (undated last)."""
-        self._require()
-        predicate = self._predicate(where) if where else None
-        found = [
-            self._record(object_id)
-            for object_id, (properties, _vector) in self._objects.items()
-            if properties["chunk_index"] == 0 and (predicate is None or predicate(properties))
-        ]
-        if newest_first:
-            found.sort(key=lambda r: (r.metadata.get("date") is None, _sort_key(r)))
-        return found[:limit]
-
-    def sample(self, limit: int = 100) -> list[ChunkRecord]:
-        """Up to `limit` chunks."""
-        return [self._record(object_id) for object_id in list(self._objects)[:limit]]
-
-    def records_with_vectors(
-        self, page_size: int = 500
-    ) -> Iterator[tuple[ChunkRecord, list[float]]]:
-        """Every chunk with its vector, in id order (as Weaviate's cursor returns them)."""
-        self._require()
-        for object_id in sorted(self._objects):
-            yield self._record(object_id), list(self._objects[object_id][1])
-
-    def _wake(self) -> None:
-        """A read of an inactive tenant activates it, as Weaviate's auto_tenant_activation."""
-        if self._tenant is not None and self._created:
-            self._server.status[(self._name, self._tenant)] = "ACTIVE"
-
-    def _require(self) -> None:
-        self._wake()
-        if not self._created and self._tenant is not None:
-            raise TenantMissing(
-                f"collection {self._name!r} has no tenant {self._tenant!r}; run `stitcher "
-                f"ingest` with it to create it, or check {setting('tenant')}"
-            )
-        if not self._created:
-            raise CollectionMissing(
-                f"collection {self._name!r} does not exist; run `stitcher ingest` to create it"
-            )
-
-    def _record(self, object_id: str) -> ChunkRecord:
-        return properties_to_record(object_id, self._objects[object_id][0], self._extras)
-
-    def _bm25(self, query_tokens: list[str], allowed: list[str]) -> dict[str, float]:
-        documents = {
-            object_id: properties.get("text_seg", "").split()
-            for object_id, (properties, _vector) in self._objects.items()
-        }
-        return bm25_scores(documents, query_tokens, allowed)
-
-    def _similarities(self, query: list[float], allowed: list[str]) -> dict[str, float]:
-        query_norm = math.sqrt(sum(x * x for x in query)) or 1.0
-        scores = {}
-        for object_id in allowed:
-            stored = self._objects[object_id][1]
-            if len(stored) != len(query):
-                raise UsageError(
-                    f"query vector has length {len(query)}, the collection {len(stored)}"
-                )
-            norm = math.sqrt(sum(x * x for x in stored)) or 1.0
-            scores[object_id] = sum(a * b for a, b in zip(query, stored, strict=True))
-            scores[object_id] /= query_norm * norm
-        return scores
-
-    def _predicate(self, where: Where) -> Predicate:
-        return WherePredicates(self._name, self._extras, self._entities).predicate(where)
-
     # -- seed layout, markers, siblings (issue 14): what adopt and seed search need ----------
 
     def load_seed(self, objects: Iterable[SeedObject]) -> None:
@@ -502,86 +322,6 @@ class MemoryStore:
         canonical = name[:1].upper() + name[1:]
         known = self._server.collections
         return known.setdefault(canonical, MemoryStore(canonical, self._server))
-
-    def marker(self, key: str) -> dict[str, Any]:
-        """The record kept under `key`, or {}."""
-        self._require()
-        return dict(self._markers.get(key, {}))
-
-    def set_marker(self, key: str, record: Mapping[str, Any]) -> None:
-        """Keep a copy of `record` under `key`."""
-        self._require()
-        self._markers[key] = dict(record)
-
-    def seed_objects(
-        self, properties: Sequence[str] | None = None, *, vectors: bool = True
-    ) -> list[SeedObject]:
-        """Every object as stored (seed layout or stitcher's), in id order."""
-        self._require()
-        found = []
-        for object_id in sorted(self._seed):
-            obj = self._seed[object_id]
-            stored = {"text": obj.text, "source": obj.source, "parent_id": obj.parent_id}
-            found.append(_as_seed(object_id, {**stored, **obj.extra}, obj.vector, properties))
-        for object_id in sorted(self._objects):
-            stored, vector = self._objects[object_id]
-            found.append(_as_seed(object_id, stored, vector, properties))
-        if not vectors:
-            found = [replace(obj, vector=None) for obj in found]
-        return found
-
-    def seed_hybrid(
-        self, query: str, vector: list[float], *, limit: int, alpha: float, fusion: str
-    ) -> list[tuple[SeedObject, float, ScoreExplain | None]]:
-        """BM25 over the word tokens of `text` (the seed's word tokenization) and cosine
-        similarity, fused like `hybrid`."""
-        check_fusion(fusion)
-        self._require()
-        tokens = {i: WORD_RE.findall(obj.text.lower()) for i, obj in self._seed.items()}
-        query_tokens = WORD_RE.findall(query.lower())
-        keyword = bm25_scores(tokens, query_tokens) if alpha < 1 else {}
-        similar = {}
-        if alpha > 0:
-            for object_id, obj in self._seed.items():
-                similar[object_id] = cosine(vector, obj.vector or [])
-        fused = fuse(keyword, similar, limit, alpha, fusion, label="memory seed")
-        return [(replace(self._seed[i], vector=None), score, why) for i, score, why in fused]
-
-    def seed_hop(self, parent_ids: Sequence[str], child_of: Sequence[str]) -> list[SeedObject]:
-        """The seed objects with these ids or whose `parent_id` is one of `child_of`."""
-        self._require()
-        ids, parents = set(parent_ids), set(child_of)
-        return [
-            replace(obj, vector=None)
-            for object_id, obj in sorted(self._seed.items())
-            if object_id in ids or obj.parent_id in parents
-        ]
-
-
-def _as_seed(
-    object_id: str,
-    stored: Mapping[str, Any],
-    vector: Sequence[float] | None,
-    properties: Sequence[str] | None,
-) -> SeedObject:
-    """What Weaviate's cursor gives for one object (stitcher.store.weaviate.seed.to_seed_object)."""
-    values = dict(stored) if properties is None else {k: stored.get(k) for k in properties}
-    text = values.pop("text", None)
-    source = values.pop("source", None)
-    parent = values.pop("parent_id", None)
-    return SeedObject(
-        id=object_id,
-        text=str(text or ""),
-        source=str(source or ""),
-        parent_id=str(parent) if parent else None,
-        extra={k: v for k, v in values.items() if v is not None},
-        vector=None if vector is None else [float(x) for x in vector],
-    )
-
-
-def _sort_key(record: ChunkRecord) -> float:
-    date = record.metadata.get("date")
-    return -date.timestamp() if date is not None else 0.0
 
 
 if TYPE_CHECKING:
