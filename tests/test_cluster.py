@@ -504,11 +504,25 @@ def test_a_node_killed_between_write_and_delete_never_loses_the_document(
 
 # --- whole-collection listings through a replica that is behind (issue 13) ---------------------
 
-#: Async replication's hashbeat interval for the collection of the lagging-replica test: an hour,
-#: so no other node pushes the missed writes to the restarted one while the test looks at it.
-#: (Weaviate 1.38 runs a hashbeat when a shard is registered, then every `frequency`, also after
-#: a failed one; objects younger than `propagationDelay`, 30 s, are not propagated.)
+LAGGING, CATCHING_UP = "ClusterLagging", "ClusterCatchUp"
+#: Async replication of both collections while their listings are looked at: a hashbeat every
+#: 5 s (Weaviate's minimum), but no object younger than an hour is pushed to a replica that
+#: lacks it, so the restarted node stays behind until a test lowers the delay. Weaviate 1.38
+#: takes a collection's own settings at its next hashbeat; objects updated within
+#: `propagationDelay` of a hashbeat are skipped. (A server-wide ASYNC_REPLICATION_* variable would
+#: override every collection's settings, this hold among them, so the cluster sets none.)
+HELD_BACK = {"frequency": 5_000, "frequency_while_propagating": 1_000}
 AN_HOUR_MS = 3_600_000
+
+
+def set_async_replication(client: Any, name: str, **settings: int) -> None:
+    """Replace the collection's async replication settings (milliseconds; unnamed: defaults)."""
+    from weaviate.classes.config import Reconfigure
+
+    async_config = Reconfigure.Replication.async_config(**settings)
+    client.collections.use(name).config.update(
+        replication_config=Reconfigure.replication(async_config=async_config)
+    )
 
 
 def _raw_listing(store: WeaviateStore) -> set[str]:
@@ -520,52 +534,68 @@ def _raw_listing(store: WeaviateStore) -> set[str]:
     }
 
 
+@pytest.fixture(scope="module")
+def written_while_a_node_was_down(
+    cluster_home: Path, client: Any, corpus: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[int, Path]:
+    """LAGGING and CATCHING_UP: the cities ingested on three nodes, then the whole corpus while a
+    node was killed; that node runs again and lacks the second ingest in both (HELD_BACK).
+    Returns the node's index and the cities' folder.
+
+    One scenario for both tests: a kill, two ingests and a restart, paid once. Its first read
+    after the kill is an aggregation that Weaviate may send to the dead node's replica, which
+    then waits out the client's query timeout once (stitcher.faults.past_a_dead_replica), as
+    any ingest right after a node dies does.
+    """
+    first = tmp_path_factory.mktemp("before-the-kill") / "docs"
+    shutil.copytree(corpus / "cities", first / "cities")
+    options = IngestOptions(source="docs")
+    stores = [WeaviateStore(client, name) for name in (LAGGING, CATCHING_UP)]
+    for store in stores:
+        before = ingest(
+            store,
+            [str(first)],
+            model_name=FakeEmbedder.name,
+            embedder=FakeEmbedder,
+            options=options,
+        )
+        assert not before.failed and before.added
+        assert store._collection.config.get().replication_config.factor == 3
+        set_async_replication(client, store.name, **HELD_BACK, propagation_delay=AN_HOUR_MS)
+
+    victim = choose_victim(cluster_home)
+    kill_node(cluster_home, victim)
+    try:
+        for store in stores:
+            during = ingest(
+                store,
+                [str(corpus)],
+                model_name=FakeEmbedder.name,
+                embedder=FakeEmbedder,
+                options=options,
+            )
+            assert not during.failed and during.added  # QUORUM: two of three nodes took them
+    finally:
+        restart_killed(cluster_home)
+    return victim, first
+
+
 def test_a_listing_through_a_node_that_missed_writes_is_refused_not_short(
-    cluster_home: Path, client: Any, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cluster_home: Path,
+    client: Any,
+    written_while_a_node_was_down: tuple[int, Path],
+    tmp_path: Path,
 ) -> None:
     """Stop a node, write, start it again, list through it at once: Weaviate serves the cursor,
     filtered fetches and group-by aggregates from that node's own copy, which lacks the writes
     (QUORUM or not), while count() polls every replica. documents() (ingest's decisions,
     --prune, stats) and records_with_vectors() (export) must refuse, not answer short."""
-    from weaviate.classes.config import Configure
-
     from stitcher.errors import ListingIncomplete
     from stitcher.transfer import export_collection, export_target
 
-    replication = Configure.replication
-
-    def slow_catch_up(**kwargs: Any) -> Any:
-        slow = Configure.Replication.async_config(frequency=AN_HOUR_MS)
-        return replication(**kwargs, async_config=slow)
-
-    monkeypatch.setattr(Configure, "replication", staticmethod(slow_catch_up))
-    first = tmp_path / "first" / "docs"
-    shutil.copytree(corpus / "cities", first / "cities")
-    name = "ClusterLagging"
+    victim, first = written_while_a_node_was_down
+    name = LAGGING
     store = WeaviateStore(client, name)
-    before = ingest(
-        store,
-        [str(first)],
-        model_name=FakeEmbedder.name,
-        embedder=FakeEmbedder,
-        options=IngestOptions(source="docs"),
-    )
-    assert not before.failed and before.added
-    assert store._collection.config.get().replication_config.factor == 3
-
-    victim = choose_victim(cluster_home)
-    kill_node(cluster_home, victim)
-    try:
-        during = ingest(
-            store,
-            [str(corpus)],
-            model_name=FakeEmbedder.name,
-            embedder=FakeEmbedder,
-            options=IngestOptions(source="docs"),
-        )
-        assert not during.failed and during.added  # QUORUM: two of three nodes took them
-    finally:
-        restart_killed(cluster_home)
     complete = store.documents()  # through node 0, which took every write
     total = store.count()
     assert sum(doc.chunk_count for doc in complete.values()) == total
@@ -622,41 +652,26 @@ def test_a_listing_through_a_node_that_missed_writes_is_refused_not_short(
 
 
 def test_a_listing_through_a_node_that_missed_writes_waits_for_it_to_catch_up(
-    cluster_home: Path, client: Any, corpus: Path, tmp_path: Path
+    cluster_home: Path, client: Any, written_while_a_node_was_down: tuple[int, Path]
 ) -> None:
-    """The same with Weaviate's own async replication settings: documents() through the
-    restarted node retries until the other nodes have pushed what it missed, then answers
-    with the complete listing (the patience is a guard against a node that never catches up)."""
-    first = tmp_path / "first" / "docs"
-    shutil.copytree(corpus / "cities", first / "cities")
-    name = "ClusterCatchUp"
-    store = WeaviateStore(client, name)
-    options = IngestOptions(source="docs")
-    ingest(
-        store, [str(first)], model_name=FakeEmbedder.name, embedder=FakeEmbedder, options=options
-    )
-    victim = choose_victim(cluster_home)
-    kill_node(cluster_home, victim)
-    try:
-        during = ingest(
-            store,
-            [str(corpus)],
-            model_name=FakeEmbedder.name,
-            embedder=FakeEmbedder,
-            options=options,
-        )
-        assert not during.failed and during.added
-    finally:
-        restart_killed(cluster_home)
+    """The same, once async replication may push the missed writes: documents() through the
+    restarted node retries until the other nodes have pushed them, then answers with the
+    complete listing (the patience is a guard against a node that never catches up)."""
+    victim, _first = written_while_a_node_was_down
+    store = WeaviateStore(client, CATCHING_UP)
     complete = store.documents()
+    total = store.count()
     victim_client = connect_node(cluster_home, victim)
     try:
-        through_victim = WeaviateStore(victim_client, name, listing_patience=COMMAND_TIMEOUT)
+        through_victim = WeaviateStore(victim_client, CATCHING_UP, listing_patience=COMMAND_TIMEOUT)
         short = len(_raw_listing(through_victim))
+        assert short < total, "the restarted node caught up already: nothing to wait for"
+        # From the next hashbeat on (within 5 s), every object is old enough to be pushed.
+        set_async_replication(client, CATCHING_UP, **HELD_BACK, propagation_delay=0)
         started = time.monotonic()
         assert through_victim.documents() == complete
         print(
-            f"\nthe restarted node listed {short} of {store.count()} chunks at first; "
+            f"\nthe restarted node listed {short} of {total} chunks at first; "
             f"documents() through it answered complete after {time.monotonic() - started:.0f} s"
         )
     finally:
