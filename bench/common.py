@@ -364,6 +364,27 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def cell(value: object) -> str:
+    """A value as a table cell: "–" for none, floats to three places."""
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def recall_summary(recalls: Sequence[float]) -> dict[str, float]:
+    """How close an approximate top-k came to the exact one, over many queries."""
+    import numpy as np
+
+    return {
+        "recall_mean": round(float(np.mean(recalls)), 3),
+        "recall_min": round(float(np.min(recalls)), 3),
+        "share_below_1": round(float(np.mean([r < 1 for r in recalls])), 3),
+        "share_below_half": round(float(np.mean([r < 0.5 for r in recalls])), 3),
+    }
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A GitHub markdown table."""
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]

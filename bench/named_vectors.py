@@ -589,10 +589,7 @@ def recall(s: Any, questions: list[qb.Question], efs: list[int]) -> list[dict[st
                     "set": set_name,
                     "n": len(recalls),
                     "stored": len(ids),
-                    "recall_mean": round(float(np.mean(recalls)), 3),
-                    "recall_min": round(float(np.min(recalls)), 3),
-                    "share_below_1": round(float(np.mean([r < 1 for r in recalls])), 3),
-                    "share_below_half": round(float(np.mean([r < 0.5 for r in recalls])), 3),
+                    **common.recall_summary(recalls),
                 }
                 log(f"recall {row}")
                 rows.append(row)
@@ -651,14 +648,6 @@ def embedding_totals(cost_rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
-
-
 def report(results: dict[str, Any]) -> str:
     depth = results["depth"]
     cells = results["cells"]
@@ -689,7 +678,7 @@ def report(results: dict[str, Any]) -> str:
             [
                 label,
                 *[
-                    f"{_fmt(c.get('hit5'))} / {_fmt(c.get('mrr5'))} / {_fmt(c.get(f'hit{depth}'))}"
+                    " / ".join(common.cell(c.get(key)) for key in ("hit5", "mrr5", f"hit{depth}"))
                     for c in found
                 ],
                 f"{max(c.get('p50_ms') or 0 for c in found)} / "
@@ -726,8 +715,8 @@ def report(results: dict[str, Any]) -> str:
         rows = [
             [
                 label,
-                *[_fmt(cell(label, n, "fragment").get("hit5")) for n in qb.SETS],
-                *[_fmt(cell(label, n, "keyword").get("hit5")) for n in qb.SETS],
+                *[common.cell(cell(label, n, "fragment").get("hit5")) for n in qb.SETS],
+                *[common.cell(cell(label, n, "keyword").get("hit5")) for n in qb.SETS],
             ]
             for label in labels
         ]
@@ -754,8 +743,8 @@ def report(results: dict[str, Any]) -> str:
             name,
             totals["wall_s"][name],
             totals["cpu_s"][name],
-            _fmt(totals["wall_s_ratio_to_minilm"][name]),
-            _fmt(totals["cpu_s_ratio_to_minilm"][name]),
+            common.cell(totals["wall_s_ratio_to_minilm"][name]),
+            common.cell(totals["cpu_s_ratio_to_minilm"][name]),
         ]
         for name in totals["wall_s"]
     ]

@@ -571,14 +571,6 @@ def overlap_distribution(questions: list[Question]) -> dict[str, dict[str, Any]]
     return out
 
 
-def _fmt(value: object) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
-
-
 def report(results: dict[str, Any]) -> str:
     ingest = results.get("ingest", {})
     lines = [
@@ -622,11 +614,11 @@ def report(results: dict[str, Any]) -> str:
         rows.append(
             [
                 alpha,
-                *[_fmt(c["hit5"] if c else None) for c in found],
-                *[_fmt(c["mrr5"] if c else None) for c in found],
-                *[_fmt(c["hit1"] if c else None) for c in found],
-                _fmt(max(c["p50_ms"] for c in lat) if lat else None),
-                _fmt(max(c["p95_ms"] for c in lat) if lat else None),
+                *[common.cell(c["hit5"] if c else None) for c in found],
+                *[common.cell(c["mrr5"] if c else None) for c in found],
+                *[common.cell(c["hit1"] if c else None) for c in found],
+                common.cell(max(c["p50_ms"] for c in lat) if lat else None),
+                common.cell(max(c["p95_ms"] for c in lat) if lat else None),
             ]
         )
     lines += [common.markdown_table(headers, rows), ""]
@@ -639,7 +631,10 @@ def report(results: dict[str, Any]) -> str:
             "",
         ]
         rows = [
-            [alpha, *[_fmt((cell(n, alpha, "question") or {}).get("hit_depth")) for n in sets]]
+            [
+                alpha,
+                *[common.cell((cell(n, alpha, "question") or {}).get("hit_depth")) for n in sets],
+            ]
             for alpha in alphas
         ]
         lines += [common.markdown_table(["alpha", *[f"{n} hit@{depth}" for n in sets]], rows), ""]
@@ -651,8 +646,8 @@ def report(results: dict[str, Any]) -> str:
             rows.append(
                 [
                     alpha,
-                    *[_fmt((cell(n, alpha, "fragment") or {}).get("hit5")) for n in sets],
-                    *[_fmt((cell(n, alpha, "keyword") or {}).get("hit5")) for n in sets],
+                    *[common.cell((cell(n, alpha, "fragment") or {}).get("hit5")) for n in sets],
+                    *[common.cell((cell(n, alpha, "keyword") or {}).get("hit5")) for n in sets],
                 ]
             )
         lines += [common.markdown_table(headers, rows), ""]
@@ -669,12 +664,12 @@ def report(results: dict[str, Any]) -> str:
                     [
                         alpha,
                         n,
-                        f"{_fmt(c['one_sided_above_answer'])} (of {c['one_sided_above_n']})",
-                        _fmt(c["one_sided_over_two_sided"]),
-                        _fmt(c["heading_in_top5"]),
-                        _fmt(c["heading_above_answer"]),
-                        _fmt(c.get("listing_in_top5")),
-                        _fmt(c.get("listing_above_answer")),
+                        f"{common.cell(c['one_sided_above_answer'])} (of {c['one_sided_above_n']})",
+                        common.cell(c["one_sided_over_two_sided"]),
+                        common.cell(c["heading_in_top5"]),
+                        common.cell(c["heading_above_answer"]),
+                        common.cell(c.get("listing_in_top5")),
+                        common.cell(c.get("listing_above_answer")),
                     ]
                 )
     lines += [common.markdown_table(headers, rows), ""]

@@ -377,14 +377,6 @@ LENGTH_HEADERS = (
 )
 
 
-def _fmt(value: object) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
-
-
 def report(results: dict[str, Any]) -> str:
     rows = []
     for row in results["rows"]:
@@ -394,7 +386,7 @@ def report(results: dict[str, Any]) -> str:
                 row["lang"],
                 row["cases"],
                 *(
-                    _fmt(row[k])
+                    common.cell(row[k])
                     for k in (
                         "hit_forward",
                         "hit_backward",
@@ -423,16 +415,16 @@ def report(results: dict[str, Any]) -> str:
             row["form"],
             row["lang"],
             *(
-                _fmt(row.get(k))
+                common.cell(row.get(k))
                 for k in (
                     "passage_p95",
                     "passage_p95_answering",
                     "passage_p95_one_hit",
                 )
             ),
-            f"{_fmt(row.get('hit_p95'))} / {_fmt(row.get('hit_max'))}",
+            f"{common.cell(row.get('hit_p95'))} / {common.cell(row.get('hit_max'))}",
             *(
-                _fmt(row.get(k))
+                common.cell(row.get(k))
                 for k in (
                     "passages_merged",
                     "passages_over_600",

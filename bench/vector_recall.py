@@ -96,10 +96,7 @@ def one_build(model: str, efs: list[int], corpus: Path, questions: list[Any]) ->
                     "ef": ef,
                     "lang": lang,
                     "n": len(recalls),
-                    "recall_mean": round(float(np.mean(recalls)), 3),
-                    "recall_min": round(float(np.min(recalls)), 3),
-                    "share_below_1": round(float(np.mean([r < 1 for r in recalls])), 3),
-                    "share_below_half": round(float(np.mean([r < 0.5 for r in recalls])), 3),
+                    **common.recall_summary(recalls),
                 }
                 log(f"{model} ef {ef} {lang}: {row}")
                 rows.append(row)
