@@ -88,8 +88,8 @@ def classify(error: BaseException | str, kind_of: KindOf | None = None) -> Fault
     An exception is told apart by its type, along its causes and contexts (a client wraps a
     gRPC error in its own types, often only as the context): `kind_of`, the classifier of the
     library that raised it, names its own exceptions, then Python's ConnectionError and
-    TimeoutError do. Only whether the server refuses
-    writes or no longer has the schema is read from its message (it says so only in words).
+    TimeoutError do. Only whether the server refuses writes or no longer has the schema is read
+    from its message (it says so only in words).
     """
     if isinstance(error, str):
         return _classify_reason(error)

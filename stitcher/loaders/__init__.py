@@ -118,6 +118,7 @@ def load(
     if not data:
         raise EmptyDocument(f"{src.source}: empty file; skipped")
     extracted = reader(data, src.source)
+    del data
     if not extracted.text.strip():
         raise EmptyDocument(f"{src.source}: empty (no text to index); skipped")
     metadata: dict[str, Any] = {**extracted.meta, **read_sidecar(src.path, src.source)}
@@ -130,7 +131,6 @@ def load(
         metadata["line_starts"] = line_starts(original, extracted.text)
         # Derived from the file and the text alone, and as long as the file has lines.
         volatile |= {"line_starts"}
-    del data
     metadata["date"] = _date(metadata.get("date"), mtime, src)
     dir_tags = src.doc_id.split("/")[1:-1] if tags_from_dirs else []
     metadata["tags"] = unique([*split_tags(metadata.get("tags")), *extra_tags, *dir_tags])

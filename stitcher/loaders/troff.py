@@ -46,8 +46,8 @@ _ARGUMENT = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 _RENDER_TIMEOUT = 120
 _MAN_WIDTH = "80"
 #: The line length pages are rendered at: man-db sets it two columns short of MANWIDTH, and
-#: the groff command says so (-rLL=78n). rewrap trusts it rather than measuring the page.
-_RENDERED_COLUMN = 78
+#: the groff fallback is given the same (-rLL). rewrap trusts it rather than measuring the page.
+_RENDERED_COLUMN = int(_MAN_WIDTH) - 2
 
 
 def read_troff(data: bytes, source: str) -> tuple[str, dict[str, Any]]:
@@ -91,7 +91,7 @@ def render(data: bytes, source: str) -> str:
         else:
             assert groff is not None
             command = [groff, "-k", "-t", "-mandoc", "-Tutf8", "-P", "-cbou"]
-            command += ["-rLL=78n", "-rLT=78n", str(page)]
+            command += [f"-rLL={_RENDERED_COLUMN}n", f"-rLT={_RENDERED_COLUMN}n", str(page)]
         try:
             done = subprocess.run(
                 command,
