@@ -17,7 +17,12 @@ from typing import Protocol, runtime_checkable
 
 from stitcher.config import DEFAULT_MODEL
 from stitcher.errors import ModelError, UsageError, setting
-from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW
+from stitcher.models import (
+    VECTOR_INDEX_FLAT,
+    VECTOR_INDEX_HNSW,
+    VECTORS_BY_SCRIPT,
+    VECTORS_SINGLE,
+)
 
 # A missing default model is only an error when the default is asked for (another model
 # works without it); the package itself is light (a path, ~0.4 ms over what typer loads).
@@ -126,10 +131,26 @@ class ModelRef:
         return tuple(part for _, part in self.parts) if self.parts else (self,)
 
     @property
+    def vectors(self) -> str:
+        """How a new collection of this model's vectors holds them (recorded in its settings):
+        a by-script model's parts get a named vector each (VECTORS_BY_SCRIPT), any other model
+        one vector."""
+        return VECTORS_BY_SCRIPT if self.parts else VECTORS_SINGLE
+
+    @property
     def vector_index(self) -> str:
         """The vector index a new collection of this model's vectors is made with (recorded in
-        its settings): "flat" when any part computes with an EXACT_INDEX_ENGINES engine (one
-        index holds all parts' vectors), else "hnsw"."""
+        its settings): see `vector_index_for`, for the layout `vectors` gives it."""
+        return self.vector_index_for(self.vectors)
+
+    def vector_index_for(self, vectors: str) -> str:
+        """The vector index this model's vectors need in a collection that holds them as
+        `vectors` says. One vector: "flat" when any part computes with an EXACT_INDEX_ENGINES
+        engine (one index then holds every part's vectors), else "hnsw". A named vector per
+        part: "hnsw" for each — the e5 part's HNSW recall@15 is 0.996 once its index holds
+        only the chunks e5 embeds (BENCHMARKS.md, issue 35 item 3, the `split` layout)."""
+        if vectors == VECTORS_BY_SCRIPT:
+            return VECTOR_INDEX_HNSW
         exact = any(leaf.engine in EXACT_INDEX_ENGINES for leaf in self.leaves)
         return VECTOR_INDEX_FLAT if exact else VECTOR_INDEX_HNSW
 
