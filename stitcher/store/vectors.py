@@ -9,20 +9,19 @@ one shared index (the older, zero-padded layout, VECTORS_SINGLE) the two models'
 their cosines said nothing, and e5's vectors needed an exact scan (BENCHMARKS.md, issue 35
 item 3: the same ranks for all 300 questions, HNSW recall@15 0.996).
 
-Which part embeds a text is stitcher.embed.routed.route_of, a function of the text alone; the
-stores apply it to the chunk text and the query text they are given, which are the texts the
-by-script embedder routed. So the vectors stay where the embedder's parts put them without the
-store protocol carrying a name beside each vector, and an export (one vector per chunk) is
-imported into either layout unchanged.
+Which part embeds a text is stitcher.scripts.route_of (the by-script embedder's rule), a
+function of the text alone; the stores apply it to the chunk text and the query text they are
+given, which are the texts the by-script embedder routed. So the vectors stay where the
+embedder's parts put them without the store protocol carrying a name beside each vector, and an
+export (one vector per chunk) is imported into either layout unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stitcher.embed.models import ROUTE_SCRIPTS
-from stitcher.embed.routed import route_of
 from stitcher.models import VECTORS_BY_SCRIPT, VECTORS_SINGLE
+from stitcher.scripts import ROUTE_SCRIPTS, route_of
 
 #: The layouts a collection's settings can record.
 LAYOUTS = (VECTORS_SINGLE, VECTORS_BY_SCRIPT)
