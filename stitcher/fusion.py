@@ -17,6 +17,9 @@ from itertools import pairwise
 from stitcher.config import DEFAULT_ALPHA, DEFAULT_MODEL
 from stitcher.errors import setting
 from stitcher.models import Hit, ScoreExplain
+from stitcher.scripts import UNSPACED_SCRIPTS as UNSPACED_SCRIPTS
+from stitcher.scripts import script_of as script_of
+from stitcher.scripts import script_shares as script_shares
 from stitcher.stitch import is_heading
 
 # --- tunable defaults (one place; issue 15 measures them on the question benchmark) -----------
@@ -66,50 +69,8 @@ MODEL_SCRIPTS: dict[str, frozenset[str] | None] = {
 
 # --- scripts -------------------------------------------------------------------------------------
 
-_SCRIPT_RANGES: tuple[tuple[int, int, str], ...] = (
-    (0x0041, 0x024F, "latin"),
-    (0x0370, 0x03FF, "greek"),
-    (0x0400, 0x052F, "cyrillic"),
-    (0x0590, 0x05FF, "hebrew"),
-    (0x0600, 0x06FF, "arabic"),
-    (0x0E00, 0x0E7F, "thai"),
-    (0x1100, 0x11FF, "hangul"),
-    (0x1E00, 0x1EFF, "latin"),
-    (0x3040, 0x30FF, "kana"),
-    (0x3400, 0x4DBF, "han"),
-    (0x4E00, 0x9FFF, "han"),
-    (0xAC00, 0xD7AF, "hangul"),
-    (0xF900, 0xFAFF, "han"),
-    (0x20000, 0x323AF, "han"),
-)
-
-
-def script_of(char: str) -> str | None:
-    """The script of one letter ("latin", "han", ...), "other", or None for a non-letter."""
-    if not char.isalpha():
-        return None
-    code = ord(char)
-    for lo, hi, script in _SCRIPT_RANGES:
-        if lo <= code <= hi:
-            return script
-    return "other"
-
-
-def script_shares(text: str) -> dict[str, float]:
-    """Share of the letters of `text` in each script (digits, spaces, punctuation ignored)."""
-    counts: dict[str, int] = {}
-    for char in text:
-        script = script_of(char)
-        if script is not None:
-            counts[script] = counts.get(script, 0) + 1
-    total = sum(counts.values())
-    return {script: n / total for script, n in counts.items()} if total else {}
-
-
-#: Scripts written without spaces between words, which the Chinese-reading side of stitcher
-#: treats as one: Chinese characters and kana (Japanese writes with both). Used by keyword_list
-#: here and by stitcher.embed.routed to pick the model that reads them.
-UNSPACED_SCRIPTS = frozenset({"han", "kana"})
+# Which script a letter is in lives in stitcher.scripts, below the store (which routes vectors by
+# it); these names are kept importable from here.
 
 
 def keyword_list(text: str) -> bool:

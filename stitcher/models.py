@@ -166,6 +166,15 @@ class Passage:
 VECTOR_INDEX_HNSW = "hnsw"
 VECTOR_INDEX_FLAT = "flat"
 
+#: How a collection holds its vectors. "single": one unnamed vector per chunk (every model, and
+#: by-script collections made before named vectors). "by-script": one named vector per part of a
+#: by-script model, each with its own index; a chunk carries only its part's vector and a query
+#: targets the vector of its script's part (stitcher.store.vectors). Chosen by the embed layer
+#: (stitcher.embed.models.ModelRef.vectors) when a collection is created, read from its settings
+#: afterwards.
+VECTORS_SINGLE = "single"
+VECTORS_BY_SCRIPT = "by-script"
+
 
 @dataclass(frozen=True)
 class CollectionSettings:
@@ -188,16 +197,23 @@ class CollectionSettings:
     #: recorded before it existed have HNSW and read back so. Not compared, like multi_tenant:
     #: the vectors are the same in either index, so writing into it is never refused for it.
     vector_index: str = field(default=VECTOR_INDEX_HNSW, compare=False)
+    #: How the vectors are held (VECTORS_SINGLE or VECTORS_BY_SCRIPT); collections recorded
+    #: before it existed have one vector and read back so. Not compared: a chunk's vector is the
+    #: same in either layout (its text picks the part that embeds it), so an ingest or import
+    #: into a collection of the other layout writes what that collection holds.
+    vectors: str = field(default=VECTORS_SINGLE, compare=False)
 
     def recorded(self) -> dict[str, Any]:
-        """The values as stored (collection description, export header); `multi_tenant` and
-        `vector_index` only when not their defaults, so a collection of neither records exactly
-        what it did before they existed."""
+        """The values as stored (collection description, export header); `multi_tenant`,
+        `vector_index` and `vectors` only when not their defaults, so a collection of none of
+        them records exactly what it did before they existed."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         if not self.multi_tenant:
             del values["multi_tenant"]
         if self.vector_index == VECTOR_INDEX_HNSW:
             del values["vector_index"]
+        if self.vectors == VECTORS_SINGLE:
+            del values["vectors"]
         return values
 
     def differences(self, other: CollectionSettings) -> list[str]:

@@ -264,6 +264,7 @@ class Session:
                     paths,
                     model_name=model_ref.name,
                     vector_index=model_ref.vector_index,
+                    vectors=model_ref.vectors,
                     embedder=make_embedder,
                     options=options,
                     stdin=stdin,
@@ -594,6 +595,7 @@ class Session:
             "chunk_size": settings.chunk_size,
             "chunk_overlap": settings.chunk_overlap,
             "vector_index": settings.vector_index,
+            "vectors": settings.vectors,
             **self.store.replication(),
             "by_source": documents_by_source(documents.values()),
             # per document (its file): the stats command shows it under --documents

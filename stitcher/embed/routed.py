@@ -7,11 +7,13 @@ model (stitcher.embed.models.BY_SCRIPT) gives each text the model of its languag
 chunk and a Chinese question meet in e5's space, an English chunk and an English question in
 MiniLM's.
 
-All vectors share one Weaviate vector: the shorter ones are padded with zeros to the longest
-part's dimension, which leaves every cosine between two vectors of the same part unchanged. A
-query then also meets the other language's chunks, whose vectors come from another space; those
-cosines say nothing, which is what MiniLM's vectors of Chinese text said before. Chinese
-questions about English documents stay unanswered, as with every model measured here.
+Every vector is padded with zeros to the longest part's dimension, which leaves every cosine
+between two vectors of the same part unchanged. A collection made with a by-script model holds
+each part's vectors in a named vector of its own (stitcher.store.vectors), and a query searches
+only its own part's: it never meets the other language's chunks on the vector side. Collections
+made before named vectors hold all of them in one vector with an exact index, where a query also
+meets the other part's vectors, whose cosines say nothing. Chinese questions about English
+documents stay unanswered, as with every model measured here.
 """
 
 from __future__ import annotations
@@ -20,29 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from stitcher.embed.models import ROUTE_SCRIPTS, Embedder
-from stitcher.fusion import UNSPACED_SCRIPTS, script_shares
+
+# The routing rule is stitcher.scripts' (the stores route vectors by it too); kept importable here.
+from stitcher.scripts import HAN_ROUTE_SHARE as HAN_ROUTE_SHARE
+from stitcher.scripts import route_of
 
 # numpy (~100 ms) is imported where vectors are assembled: naming a by-script model or routing a
 # query must not load it.
-
-#: The share of a text's letters in UNSPACED_SCRIPTS (Chinese characters, kana) from which
-#: the "han" part embeds it. Not a majority: the Chinese manuals' chunks are full of commands,
-#: file names and English terms ("用 dpkg-reconfigure 重新配置软件包"), and a Chinese
-#: question about them must meet them in the space of the model that reads Chinese (which
-#: reads the Latin words too); MiniLM reads no Chinese at all. An English text with a stray
-#: Chinese word stays far below it. Question benchmark, `--model bilingual`: Chinese questions
-#: hit@5 0.644 with a majority rule (0.5), 0.712 at 0.3, 0.705 at 0.1 (one question apart);
-#: Chinese quoted fragments 0.977, 0.985, 0.992 — so 0.1; English the same at all three.
-HAN_ROUTE_SHARE = 0.1
-
-
-def route_of(text: str) -> str:
-    """ "han" when at least HAN_ROUTE_SHARE of the letters of `text` are Chinese characters (or
-    kana), else "latin". Digits, spaces and punctuation do not count.
-    """
-    shares = script_shares(text)
-    han = sum(share for script, share in shares.items() if script in UNSPACED_SCRIPTS)
-    return "han" if han and han >= HAN_ROUTE_SHARE else "latin"
 
 
 class ScriptRoutedEmbedder:

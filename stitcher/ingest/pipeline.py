@@ -166,6 +166,7 @@ class Pipeline:
                 chunk_size=self._wanted.chunk_size,
                 chunk_overlap=self._wanted.chunk_overlap,
                 vector_index=self._wanted.vector_index,
+                vectors=self._wanted.vectors,
             )
             self._store.create(self._existing)
         if self._embedder is not None:

@@ -45,7 +45,7 @@ from stitcher.ingest.preflight import (
 from stitcher.ingest.summary import IngestSummary, failure_reason
 from stitcher.loaders import EmptyDocument, describe_skipped
 from stitcher.loaders.decoding import noted_repairs
-from stitcher.models import VECTOR_INDEX_HNSW, CollectionSettings
+from stitcher.models import VECTOR_INDEX_HNSW, VECTORS_SINGLE, CollectionSettings
 from stitcher.store.base import ChunkStore
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ def ingest(
     *,
     model_name: str,
     vector_index: str = VECTOR_INDEX_HNSW,
+    vectors: str = VECTORS_SINGLE,
     embedder: Callable[[], DocumentEmbedder],
     options: IngestOptions = _DEFAULT_OPTIONS,
     stdin: IO[str] | None = None,
@@ -77,9 +78,11 @@ def ingest(
 ) -> IngestSummary:
     """Bring `store` in line with the documents under `paths`.
 
-    `embedder` is called only when some chunk needs a vector, so a run over unchanged documents
-    never loads the model. With a `memo` (stitcher.memo), a file whose bytes, sidecar and
-    options are those of a load the collection still holds is not loaded again.
+    A collection this run creates gets `vector_index` and the vector layout `vectors`
+    (stitcher.store.vectors); an existing one keeps its own. `embedder` is called only when
+    some chunk needs a vector, so a run over unchanged documents never loads the model.
+    With a `memo` (stitcher.memo), a file whose bytes, sidecar and options are those of a load
+    the collection still holds is not loaded again.
 
     Raises StitcherError for problems with the whole run (settings mismatch, bad options, a
     source name taken by another folder) before anything is written; per-file problems, and a
@@ -96,6 +99,7 @@ def ingest(
         chunk_size=options.chunk_size,
         chunk_overlap=options.chunk_overlap,
         vector_index=vector_index,
+        vectors=vectors,
     )
     existing_settings = check_settings(store, wanted)
 

@@ -14,7 +14,9 @@ class SettingsAndLayout(Protocol):
     replication, and the other collections on its server."""
 
     def create(self, settings: CollectionSettings) -> None:
-        """Create the collection with stitcher's schema and record `settings` on it."""
+        """Create the collection with stitcher's schema and record `settings` on it; its vectors
+        are held as `settings.vectors` says (stitcher.store.vectors), for good: writes and
+        searches read the layout from the recorded settings."""
         ...
 
     def settings(self) -> CollectionSettings | None:

@@ -9,12 +9,13 @@ from collections.abc import Iterator, Sequence
 from stitcher.errors import UsageError
 from stitcher.filters import Where
 from stitcher.ids import source_of
-from stitcher.models import ChunkRecord, Hit, SpanRequest
+from stitcher.models import VECTORS_SINGLE, ChunkRecord, Hit, SpanRequest
 from stitcher.store.base import check_fusion
 from stitcher.store.memory.core import MemoryCore
 from stitcher.store.memory.filters import Predicate, WherePredicates
 from stitcher.store.memory.scoring import bm25_scores, fuse
 from stitcher.store.schema import SOURCE_FIELD, resolve_field, user_fields
+from stitcher.store.vectors import vector_name
 
 
 class MemoryReads(MemoryCore):
@@ -51,7 +52,12 @@ class MemoryReads(MemoryCore):
         fusion: str = "relative",
         where: Where | None = None,
     ) -> list[Hit]:
-        """BM25 over `keyword_text` tokens and cosine similarity, fused like Weaviate does."""
+        """BM25 over `keyword_text` tokens and cosine similarity, fused like Weaviate does.
+
+        With a named vector per model part (stitcher.store.vectors), the vector side compares
+        only the chunks whose vector is in the part that embeds `text`, as Weaviate's search of
+        that named vector does.
+        """
         self._wake()
         check_fusion(fusion)
         predicate = self._predicate(where) if where else None
@@ -61,7 +67,8 @@ class MemoryReads(MemoryCore):
             if predicate is None or predicate(properties)
         ]
         keyword_scores = self._bm25(keyword_text.split(), allowed) if alpha < 1 else {}
-        vector_scores = self._similarities(vector, allowed) if alpha > 0 else {}
+        searched = self._in_vector_of(text, allowed)
+        vector_scores = self._similarities(vector, searched) if alpha > 0 else {}
         return [
             Hit(self._record(object_id), score, explain)
             for object_id, score, explain in fuse(
@@ -118,6 +125,18 @@ class MemoryReads(MemoryCore):
             for object_id, (properties, _vector) in self._objects.items()
         }
         return bm25_scores(documents, query_tokens, allowed)
+
+    def _in_vector_of(self, text: str, allowed: list[str]) -> list[str]:
+        """The ids of `allowed` whose vector is in the named vector `text` is searched in."""
+        layout = VECTORS_SINGLE if self._settings is None else self._settings.vectors
+        target = vector_name(layout, text)
+        if target is None:
+            return allowed
+        return [
+            object_id
+            for object_id in allowed
+            if vector_name(layout, self._objects[object_id][0]["text"]) == target
+        ]
 
     def _similarities(self, query: list[float], allowed: list[str]) -> dict[str, float]:
         query_norm = math.sqrt(sum(x * x for x in query)) or 1.0

@@ -19,12 +19,13 @@ from stitcher.store.schema import (
     settings_to_description,
     user_fields,
 )
+from stitcher.store.vectors import VECTORS_SINGLE, check_layout
 from stitcher.store.weaviate.replication import Replication
 from stitcher.store.weaviate.schema import (
     core_properties,
     extra_property,
     kind_of_property,
-    vector_index_for,
+    vector_config_for,
 )
 from stitcher.store.weaviate.tenants import Tenants
 
@@ -45,6 +46,7 @@ class CollectionSchema(Tenants, Replication):
         """
         from weaviate.classes.config import Configure, ReplicationDeletionStrategy
 
+        check_layout(settings.vectors)
         if self._tenant is not None and self._client.collections.exists(self._name):
             self._join_existing(settings)
             return
@@ -74,9 +76,7 @@ class CollectionSchema(Tenants, Replication):
                     self._name,
                     description=settings_to_description(settings),
                     properties=core_properties(),
-                    vector_config=Configure.Vectors.self_provided(
-                        vector_index_config=vector_index_for(settings.vector_index)
-                    ),
+                    vector_config=vector_config_for(settings.vectors, settings.vector_index),
                     replication_config=replication,
                     multi_tenancy_config=tenancy,
                 ),
@@ -96,6 +96,7 @@ class CollectionSchema(Tenants, Replication):
         self._extras = {}
         self._present = set(CORE_PROPERTIES)
         self._references = set()
+        self._vectors = settings.vectors
         self._known_to_exist = True
 
     def _join_existing(self, settings: CollectionSettings) -> None:
@@ -131,6 +132,7 @@ class CollectionSchema(Tenants, Replication):
         self._multi_tenant = self._tenant is not None
         if self._tenant is not None:
             self._add_tenant()
+        self._vectors = recorded.vectors
         self._extras = None  # read from the schema, which other writers may have extended
         self._known_to_exist = True
 
@@ -141,6 +143,7 @@ class CollectionSchema(Tenants, Replication):
         multi_tenant = bool(config.multi_tenancy_config.enabled)
         self._check_tenancy(multi_tenant)
         recorded = settings_from_description(config.description)
+        self._vectors = VECTORS_SINGLE if recorded is None else recorded.vectors
         if recorded is None:
             return None
         # The server's factor is the truth (replica movement can change it behind our back).
@@ -149,6 +152,14 @@ class CollectionSchema(Tenants, Replication):
             replication_factor=config.replication_config.factor,
             multi_tenant=multi_tenant,
         )
+
+    def _vector_layout(self) -> str:
+        """How the collection holds its vectors (stitcher.store.vectors), read once: it is fixed
+        when the collection is created. A collection without settings has one vector."""
+        if self._vectors is None:
+            self.settings()
+        assert self._vectors is not None
+        return self._vectors
 
     def fields(self) -> dict[str, str]:
         """Filterable fields (core and metadata) with their kinds."""

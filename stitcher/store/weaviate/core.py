@@ -88,6 +88,8 @@ class StoreCore:
         self._present: set[str] = set()
         self._references: set[str] = set()
         self._known_to_exist = False
+        # How the collection holds its vectors (stitcher.store.vectors), once read or created.
+        self._vectors: str | None = None
         self._linker: MentionLinker | None = None  # made on the first mention
         self._unresolved: dict[str, dict[str, None]] = {}
         self._pending = WeaviatePending(client, self._name, self._tenant)

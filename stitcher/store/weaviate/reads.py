@@ -12,6 +12,7 @@ from stitcher.filters import Where
 from stitcher.ids import source_of
 from stitcher.models import ChunkRecord, Hit, SpanRequest
 from stitcher.store.schema import SOURCE_FIELD, resolve_field
+from stitcher.store.vectors import vector_name
 from stitcher.store.weaviate.collection import CollectionSchema
 from stitcher.store.weaviate.filters import translate
 from stitcher.store.weaviate.schema import IDS_PER_QUERY, MAX_RESULTS
@@ -125,17 +126,23 @@ class Reads(CollectionSchema):
         fusion: str = "relative",
         where: Where | None = None,
     ) -> list[Hit]:
-        """Hybrid query: BM25 on `text_seg` over `keyword_text` plus the vector; see Hit.explain."""
+        """Hybrid query: BM25 on `text_seg` over `keyword_text` plus the vector; see Hit.explain.
+
+        In a collection with a named vector per model part the vector side searches the part
+        that embeds `text` (stitcher.store.vectors), the one `vector` came from.
+        """
         from weaviate.classes.query import MetadataQuery
 
         self._require()
         fusion_type = weaviate_fusion(fusion)
+        target = vector_name(self._vector_layout(), text)
         result = self._call(
             "searching",
             functools.partial(
                 self._collection.query.hybrid,
                 query=keyword_text,
                 vector=vector,
+                target_vector=target,
                 alpha=alpha,
                 fusion_type=fusion_type,
                 query_properties=["text_seg"],

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from stitcher.bookkeeping import bookkeeping_uuid as bookkeeping_uuid
 from stitcher.models import VECTOR_INDEX_FLAT, VECTOR_INDEX_HNSW
 from stitcher.store.schema import ExtraProperty, Kind
+from stitcher.store.vectors import vector_names
 
 # weaviate is imported inside the functions that use it: importing the client costs about a
 # second, which the pure tests and the in-memory store should not pay.
@@ -41,6 +42,24 @@ def vector_index_for(index: str) -> Any:
     from weaviate.classes.config import Configure
 
     return Configure.VectorIndex.flat()
+
+
+def vector_config_for(vectors: str, index: str) -> Any:
+    """The vector config of a new collection whose settings record the layout `vectors` and the
+    index `index`: one unnamed self-provided vector, or one named self-provided vector per part
+    of a by-script model (stitcher.store.vectors), each with its own index."""
+    from weaviate.classes.config import Configure
+
+    names = vector_names(vectors)
+    if not names:
+        return Configure.Vectors.self_provided(vector_index_config=vector_index_for(index))
+    return [
+        Configure.Vectors.self_provided(
+            name=name,
+            vector_index_config=vector_index_for(index) or Configure.VectorIndex.hnsw(),
+        )
+        for name in names
+    ]
 
 
 def has_property(collection: Any, name: str) -> bool:

@@ -23,8 +23,10 @@ MAX_HOP_FETCH = 10_000
 
 
 def default_vector(vectors: Any) -> list[float] | None:
-    """The object's "default" named vector (the only one stitcher writes), else its first one:
-    a seed collection made by LangChain names its vector otherwise."""
+    """The object's "default" named vector (a single-vector collection's), else its first one:
+    a chunk of a by-script collection carries one named vector, its model part's
+    (stitcher.store.vectors), and a seed collection made by LangChain names its vector
+    otherwise."""
     if isinstance(vectors, dict):
         vector = vectors.get("default")
         if vector is None and vectors:

@@ -91,6 +91,7 @@ class WeaviateStore(Layouts, Reads, Writes, Registry):
             )
         self._client.collections.delete(self._name)
         self._known_to_exist = False
+        self._vectors = None  # a collection made again under the name may hold them otherwise
         self.forget_sources()
         self._pending.forget_all()
         return True

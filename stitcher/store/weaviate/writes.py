@@ -14,6 +14,7 @@ from stitcher.faults import classify, server_fault
 from stitcher.graph.paths import MENTIONS, MENTIONS_REF
 from stitcher.models import ChunkRecord, PendingDocument, WriteFailure
 from stitcher.store.schema import plan_properties, record_to_properties
+from stitcher.store.vectors import vector_name
 from stitcher.store.weaviate.collection import CollectionSchema
 from stitcher.store.weaviate.mentions import MentionLinker
 from stitcher.store.weaviate.schema import IDS_PER_QUERY, MAX_RESULTS
@@ -209,6 +210,7 @@ class Writes(CollectionSchema):
 
         collection = self._collection
         references = references or {}
+        layout = self._vector_layout()
         items = list(pending.items())
         errors: dict[str, str] = {}
         for begin in range(0, len(items), self._batch_size):
@@ -218,12 +220,12 @@ class Writes(CollectionSchema):
                     properties=properties,
                     uuid=object_id,
                     # Kept as float32 arrays until here: one list per request, not per corpus.
-                    vector=_as_list(vector),
+                    vector=_named(vector_name(layout, record.text), _as_list(vector)),
                     references={MENTIONS_REF: references[object_id]}
                     if object_id in references
                     else None,
                 )
-                for object_id, (_record, properties, vector) in group
+                for object_id, (record, properties, vector) in group
             ]
 
             def insert(objects: list[DataObject[Any, Any]] = objects) -> Any:
@@ -248,6 +250,11 @@ def _reason(exc: Exception) -> str:
     message = str(exc)
     marker = "set of all errors: "
     return message.split(marker, 1)[1].strip() if marker in message else message
+
+
+def _named(name: str | None, vector: list[float]) -> list[float] | dict[str, list[float]]:
+    """The object's vector as the client takes it: unnamed, or under its part's name."""
+    return vector if name is None else {name: vector}
 
 
 def _as_list(vector: Sequence[float]) -> list[float]:
