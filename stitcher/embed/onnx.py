@@ -10,11 +10,13 @@ rebuilds exactly what sentence-transformers computes with onnxruntime + numpy.
 from __future__ import annotations
 
 import contextlib
+import glob
 import inspect
 import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -133,6 +135,40 @@ def export_onnx(model: ModelRef, *, cache_dir: Path | None = None) -> Path:
             f"if none is running, delete {root / (key + '.lock')}"
         ) from exc
     return final
+
+
+def embeds_on_cpu(device: str) -> bool:
+    """Whether a `device` setting means the CPU, known without importing torch: `cpu`, or `auto`
+    on a machine with no GPU device node (NVIDIA's or ROCm's) and no Apple GPU. When in doubt it
+    answers False, and torch decides."""
+    if device == "cpu":
+        return True
+    if device != "auto" or sys.platform == "darwin":
+        return False
+    return not (glob.glob("/dev/nvidia[0-9]*") or Path("/dev/kfd").exists())
+
+
+def export_embedder(
+    model: ModelRef,
+    batch_size: int = 32,
+    *,
+    device: str = "auto",
+    threads: int | None = None,
+    cache_dir: Path | None = None,
+) -> OnnxEmbedder | None:
+    """The embedder that ingest uses on the CPU once the model is exported: the export, run
+    with `threads` threads (default: up to 4). None when `device` may mean a GPU, when there is
+    no export yet, or when it cannot be opened — then sentence-transformers embeds, with the
+    same vectors (an export is kept only if it reproduces them, see `_verify`)."""
+    if not embeds_on_cpu(device):
+        return None
+    export_dir = onnx_export_dir(model, cache_dir=cache_dir)
+    if export_dir is None:
+        return None
+    try:
+        return OnnxEmbedder(export_dir, batch_size, threads=threads)
+    except ModelError:
+        return None
 
 
 def exports_run() -> int:
@@ -370,7 +406,12 @@ class OnnxEmbedder:
     """
 
     def __init__(
-        self, export_dir: Path | str, batch_size: int = 32, *, spec_file: str = SPEC_FILE
+        self,
+        export_dir: Path | str,
+        batch_size: int = 32,
+        *,
+        spec_file: str = SPEC_FILE,
+        threads: int | None = None,
     ) -> None:
         self.export_dir = Path(export_dir)
         spec_path = self.export_dir / spec_file
@@ -388,7 +429,7 @@ class OnnxEmbedder:
         self.batch_size = batch_size
         self.calls = 0
         self.embedded = 0
-        self._session = _open_session(self.export_dir / MODEL_FILE)
+        self._session = _open_session(self.export_dir / MODEL_FILE, threads)
         self._input_names: list[str] = list(self.spec["inputs"])
         self._tokenizer = _open_tokenizer(
             self.export_dir / TOKENIZER_FILE, self.spec["pad_id"], self.spec["pad_token"]
@@ -483,7 +524,7 @@ def _pool(mode: str, tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
     raise ModelError(f"pooling mode {mode!r} is not supported by the ONNX path")
 
 
-def _open_session(path: Path) -> Any:
+def _open_session(path: Path, threads: int | None = None) -> Any:
     try:
         import onnxruntime as ort
     except ImportError as exc:
@@ -497,7 +538,7 @@ def _open_session(path: Path) -> Any:
     options = ort.SessionOptions()
     # One query is a tiny workload: a couple of threads and no inter-op pool keep start-up and
     # latency low on small machines without starving the rest of the process.
-    options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
+    options.intra_op_num_threads = threads or max(1, min(4, os.cpu_count() or 1))
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     try:

