@@ -410,11 +410,17 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 cursor = at + len(inner)
         return found
     pdf = path.suffix.lower() == ".pdf"
-    labelled = label_lines(text, man=form in _MAN_FORMS, blocks=not pdf, code=_code(path, text))
+    # A `col -b` page is a man page, read as a terminal shows it (tabs to 8-column stops) for
+    # every measure; offsets still count the file's own characters.
+    tabbed = form in _TAB_MAN_FORMS
+    man = form in _MAN_FORMS or tabbed
+    line_lengths = [len(line) for line in text.split("\n")]
+    shown = text.expandtabs(8) if tabbed else text
+    labelled = label_lines(shown, man=man, blocks=not pdf, code=_code(path, text))
     full_width = _PDF_FULL_SHARE * _typical_width(text) if pdf else 0.0
-    headings = heading_lines([raw.text for raw in labelled], man=form in _MAN_FORMS)
+    headings = heading_lines([raw.text for raw in labelled], man=man)
     rows = tag_table_rows([raw.text for raw in labelled]) if not pdf else set()
-    displays = latin_displays([raw.text for raw in labelled]) if form in _MAN_FORMS else set()
+    displays = latin_displays([raw.text for raw in labelled]) if man else set()
     paragraphs: list[Paragraph] = []
     offset = 0
     block_start: int | None = None
@@ -422,7 +428,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
     first_indent = 0
     previous = ""
     for raw in labelled:
-        line_end = offset + len(raw.text)
+        line_end = offset + line_lengths[raw.number]
         if raw.number in headings:
             # A heading is a unit of its own: it ends the paragraph above, and the body below
             # starts a new one (a man page's "GCLOUD WIDE FLAGS" over its indented text).
@@ -470,7 +476,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 block_start = offset + (bullet.end() if bullet else 0)
                 first_indent = indent
             elif (
-                form in _MAN_FORMS
+                man
                 and previous.rstrip().endswith((":", "："))
                 and (
                     indent > first_indent
