@@ -40,7 +40,8 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #:    mid-sentence reads on into its deeper body when that starts in lower case (gcloud's
 #:    whole-paragraph .TP tags); a run that the renderer filled and justified (2+ full
 #:    lines with widened gaps) is prose whatever its words are (stty's option lists), unless
-#:    it holds a bracketed synopsis argument.
+#:    it holds a bracketed synopsis argument; a psql prompt ("testdb=>") marks a transcript,
+#:    kept line by line.
 LOADER_RULES = 9
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);

@@ -648,6 +648,27 @@ def test_a_justified_option_list_is_a_filled_paragraph() -> None:
     ]
 
 
+def test_a_psql_session_stays_line_by_line() -> None:
+    # psql(1): the query line is 85% of the column and the result row below starts in lower
+    # case, which alone reads as a wrap; the prompt says it is a transcript.
+    page = "\n".join(
+        [
+            "       peter@localhost testdb=>\\pset border 1",
+            "       Border style is 1.",
+            "       peter@localhost testdb=>\\pset format unaligned",
+            "       Output format is unaligned.",
+            '       peter@localhost testdb=>\\pset fieldsep ","',
+            '       Field separator is ",".',
+            "       peter@localhost testdb=>\\pset tuples_only",
+            "       Showing only tuples.",
+            "       peter@localhost testdb=>SELECT second, first FROM my_table;",
+            "       one,1",
+            "       two,2",
+        ]
+    )
+    assert rewrap(page, column=78) == page
+
+
 def test_a_justified_synopsis_stays_line_by_line() -> None:
     page = "\n".join(
         [

@@ -38,11 +38,13 @@ wider than 100 columns, i.e. the whole document looks hard-wrapped; once rewrapp
 paragraphs are long lines, so a second rewrap changes nothing. A run of 3+ lines may show its
 own column: the widest of its non-last lines, when those are within 25% of each other, 40+
 columns and not far below a trusted W. A run is left alone when it looks like code (a "$ ",
-"# ", "% " or ">>> " prompt; braces, a trailing backslash or ");"; numbered listing lines;
-fewer than 55% of its tokens are words; a tab inside the text, unless W is trusted), or like
-columns (space runs inside lines that
-fall at the same place on consecutive lines, or in lines that do not reach W: justified text
-widens gaps only in full lines; two spaces after a sentence end do not count), or like verse (3+
+"# ", "% " or ">>> " prompt, or psql's "testdb=>"; braces, a trailing backslash or ");";
+numbered listing lines; fewer than 55% of its tokens are words, unless a renderer filled and
+justified it: 2+ lines at the trusted W with widened gaps and no "[" or "{" argument of a
+synopsis; a tab inside the text, unless W is trusted), or like columns (space runs inside
+lines that fall at the same place on consecutive lines, or in lines that do not reach W:
+justified text widens gaps only in full lines; two spaces after a sentence end do not
+count), or like verse (3+
 lines, every continuation line starts with a capital letter, and not every line is full — or
 every line but the last ends on punctuation, some of it a clause mark).
 Inside a run, the break between line A and line B is removed when A is not wider than W + 8
@@ -57,6 +59,11 @@ headers), and either
    or B starts in lower case or with a CJK character; or A reaches 75% and both hold. The
    reference width is W when trusted, else the run's own, else the block's widest line (and
    then A must be 40+ columns: nobody wraps prose narrower).
+
+A run set 2-8 columns deeper than the run above it continues that run's last line when the run
+above is an overflowed tag (a man page's .TP tag too long for its line: its first line filled
+to a trusted W, its last line ending mid-sentence) and the deeper text starts in lower case,
+as one wrapped line, or as a single line that ends a sentence (`_tag_reads_on`).
 
 An item marker that can also occur inside a sentence ("(5)", "a)", "-i") does not start an item
 when the line before is full under a trusted W and ends mid-sentence. A deeper indent by one
@@ -138,7 +145,9 @@ _STRUCTURE_STARTS = frozenset("#<.*F+|\x1f─━│┃┌┐└┘├┤┬┴�
 _ITEM_STARTS = frozenset("-*+•·‣▪◦●○■□–—(（0123456789一二三四五六七八九十百")
 _RULE_CHARS = frozenset("-=*_~^\"'`#+.:|")
 _UNDERLINE = re.compile(r"""^[ \t]*([-=*_~^"'`#+.:])\1{2,}[ \t]*$""")
-_CODE = re.compile(r"^(?:[$#%][ ]|>>> |C:\\>)|[{}\\]$|^[{}]|\);$")
+# A prompt ("$ ", "# ", ">>> ", psql's "testdb=>" and "user@host testdb=#"), braces, a trailing
+# backslash or ");".
+_CODE = re.compile(r"^(?:[$#%][ ]|>>> |C:\\>|[\w.@-]+(?: [\w.@-]+)?=[>#])|[{}\\]$|^[{}]|\);$")
 # A whitespace-delimited token that is a word, a number, an option named in a list
 # ("--account," "--verbosity."), or holds a CJK character.
 _WORDS = re.compile(
