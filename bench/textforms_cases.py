@@ -234,6 +234,7 @@ def label_lines(
             known = "code" if number in code else None
             kinds.append(known or structure_kind(line, in_synopsis and man and first, man))
         previous = line
+    _free_list_items(lines, kinds, code)
     if not blocks:
         return [
             RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))
@@ -252,6 +253,29 @@ def label_lines(
                         kinds[j] = kinds[j] or "code"
             start = i + 1
     return [RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))]
+
+
+# A bulleted list item of a text rendering ("      * oldstable = buster; stable = ...").
+_LIST_ITEM = re.compile(r"^(\s*[*•‣◦·-] +)[A-Za-z\u4e00-\u9fff]")
+
+
+def _free_list_items(lines: Sequence[str], kinds: list[str | None], code: frozenset[int]) -> None:
+    """Un-label "code" on a bulleted list item and on the lines hung under its text.
+
+    debian-faq's "* oldstable = buster; stable = bullseye; testing = bookworm;" over
+    "unstable = sid" is one <li> paragraph of its HTML source, wrapped; the name = value and
+    ";" heuristics took it for code. A line the document itself marks as code stays code.
+    """
+    hang: int | None = None
+    for number, line in enumerate(lines):
+        item = _LIST_ITEM.match(line)
+        if item:
+            hang = len(item.group(1))
+        elif not line.strip() or len(line) - len(line.lstrip()) != hang:
+            hang = None
+            continue
+        if kinds[number] == "code" and number not in code:
+            kinds[number] = None
 
 
 # --- raw text ----------------------------------------------------------------------------------
