@@ -85,6 +85,7 @@ _CODE = re.compile(
     re.VERBOSE,
 )
 _PROSE_RUN = re.compile(r"\b[a-z]+ [a-z]+ [a-z]+ [a-z]+\b")  # four lowercase words: prose
+_WIDENED_GAP = re.compile(r"[^\s.!?:;)\"'”’] {2,}\S")
 _COLUMNS = re.compile(r"\S {3,}\S.*\S {3,}\S|\S\t+\S")
 _INFO = re.compile(r"^(?:File: .*Node: |\* [^:]+::|\x1f)")
 _SYNOPSIS_HEAD = re.compile(r"^(?:SYNOPSIS|概述|总览|语法|大纲|摘要|用法)\b")
@@ -162,7 +163,9 @@ def structure_kind(line: str, in_synopsis: bool = False, man: bool = False) -> s
     """What kind of structure a raw line is (None: not structure) — this benchmark's own rule.
 
     Man pages are justified to the full width, which opens gaps between words: a gapped man
-    line counts as columns only when it is shorter than the full width.
+    line counts as columns only when it is shorter than the full width, and a full-width line
+    with a widened gap is filled text, not code ("ms=01;31:mc=01;31:...:se=36  with  the  rv"
+    in grep(1) is a sentence naming a value).
     """
     if not line.strip():
         return None
@@ -176,6 +179,8 @@ def structure_kind(line: str, in_synopsis: bool = False, man: bool = False) -> s
         return "box"
     if _PROMPT.match(line):
         return "code"
+    if man and display_width(line) >= 74 and _WIDENED_GAP.search(line.strip()):
+        return None  # justified to the full width: text troff filled, never a listing
     if _CODE.match(line) and not _HAN.search(line) and not _PROSE_RUN.search(line):
         return "code"
     commented = _COMMENTED_CODE.match(line)
@@ -229,6 +234,7 @@ def label_lines(
             known = "code" if number in code else None
             kinds.append(known or structure_kind(line, in_synopsis and man and first, man))
         previous = line
+    _free_list_items(lines, kinds, code)
     if not blocks:
         return [
             RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))
@@ -249,11 +255,36 @@ def label_lines(
     return [RawLine(i, line, kind) for i, (line, kind) in enumerate(zip(lines, kinds, strict=True))]
 
 
+# A bulleted list item of a text rendering ("      * oldstable = buster; stable = ...").
+_LIST_ITEM = re.compile(r"^(\s*[*•‣◦·-] +)[A-Za-z\u4e00-\u9fff]")
+
+
+def _free_list_items(lines: Sequence[str], kinds: list[str | None], code: frozenset[int]) -> None:
+    """Un-label "code" on a bulleted list item and on the lines hung under its text.
+
+    debian-faq's "* oldstable = buster; stable = bullseye; testing = bookworm;" over
+    "unstable = sid" is one <li> paragraph of its HTML source, wrapped; the name = value and
+    ";" heuristics took it for code. A line the document itself marks as code stays code.
+    """
+    hang: int | None = None
+    for number, line in enumerate(lines):
+        item = _LIST_ITEM.match(line)
+        if item:
+            hang = len(item.group(1))
+        elif not line.strip() or len(line) - len(line.lstrip()) != hang:
+            hang = None
+            continue
+        if kinds[number] == "code" and number not in code:
+            kinds[number] = None
+
+
 # --- raw text ----------------------------------------------------------------------------------
 
 
 _TROFF_SUFFIXES = frozenset({".1", ".5", ".8"})
 _MAN_FORMS = frozenset({"man", "troff"})
+# Man pages saved with `man X | col -b`: runs of spaces written as tabs.
+_TAB_MAN_FORMS = frozenset({"mantabs", "mantabs_heldout"})
 # Markup sources, whose list items are units even when no blank line separates them.
 _LIST_FORMS = frozenset({"org", "rst", "adoc"})
 
@@ -403,11 +434,17 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 cursor = at + len(inner)
         return found
     pdf = path.suffix.lower() == ".pdf"
-    labelled = label_lines(text, man=form in _MAN_FORMS, blocks=not pdf, code=_code(path, text))
+    # A `col -b` page is a man page, read as a terminal shows it (tabs to 8-column stops) for
+    # every measure; offsets still count the file's own characters.
+    tabbed = form in _TAB_MAN_FORMS
+    man = form in _MAN_FORMS or tabbed
+    line_lengths = [len(line) for line in text.split("\n")]
+    shown = text.expandtabs(8) if tabbed else text
+    labelled = label_lines(shown, man=man, blocks=not pdf, code=_code(path, text))
     full_width = _PDF_FULL_SHARE * _typical_width(text) if pdf else 0.0
-    headings = heading_lines([raw.text for raw in labelled])
+    headings = heading_lines([raw.text for raw in labelled], man=man)
     rows = tag_table_rows([raw.text for raw in labelled]) if not pdf else set()
-    displays = latin_displays([raw.text for raw in labelled]) if form in _MAN_FORMS else set()
+    displays = latin_displays([raw.text for raw in labelled]) if man else set()
     paragraphs: list[Paragraph] = []
     offset = 0
     block_start: int | None = None
@@ -415,7 +452,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
     first_indent = 0
     previous = ""
     for raw in labelled:
-        line_end = offset + len(raw.text)
+        line_end = offset + line_lengths[raw.number]
         if raw.number in headings:
             # A heading is a unit of its own: it ends the paragraph above, and the body below
             # starts a new one (a man page's "GCLOUD WIDE FLAGS" over its indented text).
@@ -463,7 +500,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 block_start = offset + (bullet.end() if bullet else 0)
                 first_indent = indent
             elif (
-                form in _MAN_FORMS
+                man
                 and previous.rstrip().endswith((":", "："))
                 and (
                     indent > first_indent
@@ -577,14 +614,16 @@ def tag_table_rows(lines: Sequence[str]) -> set[int]:
     return found
 
 
-def heading_lines(lines: Sequence[str]) -> set[int]:
+def heading_lines(lines: Sequence[str], man: bool = False) -> set[int]:
     """Indexes of heading lines: a line with no sentence or clause end that is in capitals or
     short (up to 40 columns, not a list item), right above a line indented deeper; and GNU
     info definition lines.
 
     This benchmark's own rule, independent of stitcher's: a man page puts its section names
     ("GCLOUD WIDE FLAGS", "描述 DESCRIPTION") at the margin and the body 7 columns in, with
-    no blank line between them, and a heading is not part of the first sentence below it.
+    no blank line between them, and a heading is not part of the first sentence below it. In
+    a man page (`man`), a line without Han characters over a deeper line that starts with one
+    is a tag too.
     """
     found: set[int] = set()
     in_definition = False
@@ -605,16 +644,24 @@ def heading_lines(lines: Sequence[str]) -> set[int]:
             continue
         letters = [ch for ch in body if ch.isalpha() and ch.isascii()]
         capitals = bool(letters) and all(ch.isupper() for ch in letters)
-        if capitals or display_width(body) <= _HEADING_WIDTH:
+        # A line with no Han character over a deeper Chinese one: a message or an option that
+        # the Chinese text below describes (gzip(1)'s "-- not a regular file or directory:
+        # ignored" over "如果输入文件不是常规文件或目录，…"), not the start of its sentence.
+        described = man and not _HAN.search(body) and bool(_HAN.match(below.strip()))
+        if capitals or described or display_width(body) <= _HEADING_WIDTH:
             found.add(i)
     return found
 
 
-def normalise(text: str, start: int, end: int, pdf: bool = False) -> tuple[str, list[int]]:
+def normalise(
+    text: str, start: int, end: int, pdf: bool = False, spaced_breaks: bool = False
+) -> tuple[str, list[int]]:
     """Normalised text[start:end] and, per output character, its raw offset.
 
     `pdf`: a line break after a Latin terminator before a CJK character stays a space (an
     English sentence ending a line above a Chinese one: "outdated.\n现在" is two sentences).
+    `spaced_breaks`: the same for a page troff rendered, which breaks lines only at spaces:
+    "三维地址.\n线性地址" was "三维地址. 线性地址", a full stop and a space (lilo.conf(5)).
     """
     out: list[str] = []
     where: list[int] = []
@@ -633,7 +680,7 @@ def normalise(text: str, start: int, end: int, pdf: bool = False) -> tuple[str, 
             if newline and before == "\u2010" and len(out) > 1 and out[-2].isalpha():
                 out.pop()
                 where.pop()  # groff hyphenation: "speci‐\nfied" -> "specified"
-            elif pdf and newline and before in ".!?" and _CJK.match(after):
+            elif (pdf or spaced_breaks) and newline and before in ".!?" and _CJK.match(after):
                 out.append(" ")
                 where.append(i)
             elif newline and (before == "-" or _CJK.match(before) or _CJK.match(after)):
@@ -752,7 +799,9 @@ def cut_sentences(
     cases: list[Case] = []
     paragraph_words: list[list[str]] = []
     for paragraph in prose_paragraphs(path, text, form):
-        normal, where = normalise(text, paragraph.start, paragraph.end, pdf)
+        normal, where = normalise(
+            text, paragraph.start, paragraph.end, pdf, spaced_breaks=form in _MAN_FORMS
+        )
         if not normal:
             continue
         paragraph_words.append(words(normal, lang))
@@ -891,11 +940,16 @@ def structure_lines(path: Path, relative: str, form: str) -> list[StructureLine]
                     out.append(StructureLine(relative, number, "pre", line))
         return out
     text = raw_text(path)
+    lines = text.split("\n")
+    tabbed = form in _TAB_MAN_FORMS
+    # A page through `col -b` is labelled as the man page a terminal shows: tabs expanded to
+    # their 8-column stops, so a gap justification widened (written as a tab) is not a column
+    # and a full line is as wide as in a space-indented page. The line itself is reported raw.
     return [
-        StructureLine(relative, raw.number, raw.kind, raw.text)
+        StructureLine(relative, raw.number, raw.kind, lines[raw.number])
         for raw in label_lines(
-            text,
-            man=form in _MAN_FORMS,
+            text.expandtabs(8) if tabbed else text,
+            man=form in _MAN_FORMS or tabbed,
             blocks=path.suffix.lower() != ".pdf",
             code=_code(path, text),
         )

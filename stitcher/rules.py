@@ -36,7 +36,13 @@ from stitcher.sentences import SENTENCE_RULES_VERSION
 #:    line past the column are wraps). In every form, a line that stops short because an
 #:    inline code span ("=M-x org-drill-resume=", "``IMPORTED``") did not fit after it is a
 #:    wrapped line.
-LOADER_RULES = 8
+#: 9: in a page rendered at a known column, a tag that overflowed a full line and stops
+#:    mid-sentence reads on into its deeper body when that starts in lower case (gcloud's
+#:    whole-paragraph .TP tags); a run that the renderer filled and justified (2+ full
+#:    lines with widened gaps) is prose whatever its words are (stty's option lists), unless
+#:    it holds a bracketed synopsis argument; a psql prompt ("testdb=>") marks a transcript,
+#:    kept line by line.
+LOADER_RULES = 9
 
 #: Version of the sentence rules (terminators, closing quotes, abbreviations, soft line breaks);
 #: kept next to the rules themselves.

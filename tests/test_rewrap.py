@@ -590,6 +590,97 @@ def test_a_wrapped_synopsis_is_not_a_tag_paragraph() -> None:
     assert rewrap(page, column=78, breaks_cjk=False) == page
 
 
+def test_a_tag_that_overflowed_its_line_reads_on_into_its_body() -> None:
+    # gcloud's pages set a whole paragraph as a .TP tag: the tag wraps at its own indent and
+    # the body goes on two columns deeper, in the middle of the tag's sentence.
+    page = "\n".join(
+        [
+            "POSITIONAL ARGUMENTS",
+            "         Connection resource - Name of the  resource  The  arguments  in  this",
+            "         group can be",
+            "           used  to  specify  the attributes of this resource. (NOTE) Some at\u2010",
+            "           tributes are not given arguments in this group but can  be  set  in",
+            "           other ways.",
+        ]
+    )
+    assert rewrap(page, column=78, breaks_cjk=False).split("\n") == [
+        "POSITIONAL ARGUMENTS",
+        "         Connection resource - Name of the resource The arguments in this group can be"
+        " used to specify the attributes of this resource. (NOTE) Some attributes are not given"
+        " arguments in this group but can be set in other ways.",
+    ]
+
+
+def test_a_short_tag_or_an_example_under_a_sentence_stays_apart() -> None:
+    page = "\n".join(
+        [
+            "       -a, --all",
+            "              do not ignore entries starting with .",
+            "",
+            "              File name matches shell pattern pattern. The  metacharacters  do",
+            "              not treat `/' or `.' specially; so, for example,",
+            '                  find . -path "./sr*sc"',
+            "              will print an entry for a directory called ./src/misc.",
+        ]
+    )
+    out = rewrap(page, column=78, breaks_cjk=False).split("\n")
+    assert out[:2] == page.split("\n")[:2]
+    assert out[-2:] == page.split("\n")[-2:]
+
+
+def test_a_justified_option_list_is_a_filled_paragraph() -> None:
+    # stty(1): the words are mostly option names, but troff justified every line but the last
+    # to the column, which it does only to text it filled.
+    page = "\n".join(
+        [
+            "       sane   同  cread  -ignbrk brkint -inlcr -igncr icrnl icanon iexten echo",
+            "              echoe echok -echonl -noflsh -ixoff -iutf8 -iuclc -ixany  imaxbel",
+            "              -xcase  -olcuc  -ocrnl opost -ofill onlcr -onocr -onlret nl0 cr0",
+            "              tab0 bs0 vt0 ff0 isig -tostop  -ofdel  -echoprt  echoctl  echoke",
+            "              -extproc -flusho，并将所有特殊字符都设为默认值",
+        ]
+    )
+    assert rewrap(page, column=78, breaks_cjk=False).split("\n") == [
+        "       sane   同 cread -ignbrk brkint -inlcr -igncr icrnl icanon iexten echo echoe echok"
+        " -echonl -noflsh -ixoff -iutf8 -iuclc -ixany imaxbel -xcase -olcuc -ocrnl opost -ofill"
+        " onlcr -onocr -onlret nl0 cr0 tab0 bs0 vt0 ff0 isig -tostop -ofdel -echoprt echoctl"
+        " echoke -extproc -flusho，并将所有特殊字符都设为默认值"
+    ]
+
+
+def test_a_psql_session_stays_line_by_line() -> None:
+    # psql(1): the query line is 85% of the column and the result row below starts in lower
+    # case, which alone reads as a wrap; the prompt says it is a transcript.
+    page = "\n".join(
+        [
+            "       peter@localhost testdb=>\\pset border 1",
+            "       Border style is 1.",
+            "       peter@localhost testdb=>\\pset format unaligned",
+            "       Output format is unaligned.",
+            '       peter@localhost testdb=>\\pset fieldsep ","',
+            '       Field separator is ",".',
+            "       peter@localhost testdb=>\\pset tuples_only",
+            "       Showing only tuples.",
+            "       peter@localhost testdb=>SELECT second, first FROM my_table;",
+            "       one,1",
+            "       two,2",
+        ]
+    )
+    assert rewrap(page, column=78) == page
+
+
+def test_a_justified_synopsis_stays_line_by_line() -> None:
+    page = "\n".join(
+        [
+            "       cpio  {-o|--create} [-0acvABLV] [-C bytes] [-H format] [-M message] [-O",
+            "       [[user@]host:]archive]            [-F            [[user@]host:]archive]",
+            "       [--file=[[user@]host:]archive]   [--format=format]  [--message=message]",
+            "       [--null] [--reset-access-time] [--verbose] [--dot] [--append]",
+        ]
+    )
+    assert rewrap(page, column=78, breaks_cjk=False) == page
+
+
 # Writers keep an inline code span on one line: when it does not fit, the line breaks before
 # it, short of the column by less than the span's width.
 SPANS = ["=M-x org-drill-resume=", "~C-c C-c~", "``IMPORTED``", "`git log --oneline`"]

@@ -38,11 +38,13 @@ wider than 100 columns, i.e. the whole document looks hard-wrapped; once rewrapp
 paragraphs are long lines, so a second rewrap changes nothing. A run of 3+ lines may show its
 own column: the widest of its non-last lines, when those are within 25% of each other, 40+
 columns and not far below a trusted W. A run is left alone when it looks like code (a "$ ",
-"# ", "% " or ">>> " prompt; braces, a trailing backslash or ");"; numbered listing lines;
-fewer than 55% of its tokens are words; a tab inside the text, unless W is trusted), or like
-columns (space runs inside lines that
-fall at the same place on consecutive lines, or in lines that do not reach W: justified text
-widens gaps only in full lines; two spaces after a sentence end do not count), or like verse (3+
+"# ", "% " or ">>> " prompt, or psql's "testdb=>"; braces, a trailing backslash or ");";
+numbered listing lines; fewer than 55% of its tokens are words, unless a renderer filled and
+justified it: 2+ lines at the trusted W with widened gaps and no "[" or "{" argument of a
+synopsis; a tab inside the text, unless W is trusted), or like columns (space runs inside
+lines that fall at the same place on consecutive lines, or in lines that do not reach W:
+justified text widens gaps only in full lines; two spaces after a sentence end do not
+count), or like verse (3+
 lines, every continuation line starts with a capital letter, and not every line is full — or
 every line but the last ends on punctuation, some of it a clause mark).
 Inside a run, the break between line A and line B is removed when A is not wider than W + 8
@@ -57,6 +59,11 @@ headers), and either
    or B starts in lower case or with a CJK character; or A reaches 75% and both hold. The
    reference width is W when trusted, else the run's own, else the block's widest line (and
    then A must be 40+ columns: nobody wraps prose narrower).
+
+A run set 2-8 columns deeper than the run above it continues that run's last line when the run
+above is an overflowed tag (a man page's .TP tag too long for its line: its first line filled
+to a trusted W, its last line ending mid-sentence) and the deeper text starts in lower case,
+as one wrapped line, or as a single line that ends a sentence (`_tag_reads_on`).
 
 An item marker that can also occur inside a sentence ("(5)", "a)", "-i") does not start an item
 when the line before is full under a trusted W and ends mid-sentence. A deeper indent by one
@@ -88,6 +95,8 @@ from dataclasses import dataclass
 
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _QUOTE = re.compile(r"^ {0,3}>(?: ?>)* ?")
+_SYNOPSIS_ARGUMENT = re.compile(r"(?:^|\s)[\[{]")
+_SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’」』)）\]】》]*$")
 _TERMINATED = re.compile(r"[.!?…。！？:;：；][\"'”’」』)）\]】》*_]*$")
 _SENTENCE_END_GAP = re.compile(r"[.!?:;)\"'”’][ ]{2,}")
 _SPACE_RUN = re.compile(r"(?<=\S) {2,}(?=\S)")
@@ -136,7 +145,9 @@ _STRUCTURE_STARTS = frozenset("#<.*F+|\x1f─━│┃┌┐└┘├┤┬┴�
 _ITEM_STARTS = frozenset("-*+•·‣▪◦●○■□–—(（0123456789一二三四五六七八九十百")
 _RULE_CHARS = frozenset("-=*_~^\"'`#+.:|")
 _UNDERLINE = re.compile(r"""^[ \t]*([-=*_~^"'`#+.:])\1{2,}[ \t]*$""")
-_CODE = re.compile(r"^(?:[$#%][ ]|>>> |C:\\>)|[{}\\]$|^[{}]|\);$")
+# A prompt ("$ ", "# ", ">>> ", psql's "testdb=>" and "user@host testdb=#"), braces, a trailing
+# backslash or ");".
+_CODE = re.compile(r"^(?:[$#%][ ]|>>> |C:\\>|[\w.@-]+(?: [\w.@-]+)?=[>#])|[{}\\]$|^[{}]|\);$")
 # A whitespace-delimited token that is a word, a number, an option named in a list
 # ("--account," "--verbosity."), or holds a CJK character.
 _WORDS = re.compile(
@@ -418,9 +429,17 @@ def _rewrap_lines(lines: list[str], wrap: _Wrap, marked: bool) -> list[tuple[int
             parsed[i - 1].fixed = True  # the heading above an underline
     block_widest = max(line.width for line in parsed)
     out: list[tuple[int, str]] = []
+    above: list[_Line] = []
     for start, run in _runs(parsed, wrap):
-        for first, text in _join_run(run, wrap, block_widest, marked):
+        joined = _join_run(run, wrap, block_widest, marked)
+        first_group = joined[1][0] if len(joined) > 1 else len(run)
+        if above and _tag_reads_on(above, run[:first_group], wrap):
+            # The body goes on with the sentence its overflowed tag began: one paragraph.
+            out[-1] = (out[-1][0], _join(out[-1][1], joined[0][1].lstrip(), marked))
+            joined = joined[1:]
+        for first, text in joined:
             out.append((start + first, text))
+        above = run
     return out
 
 
@@ -484,6 +503,43 @@ def _runs(lines: list[_Line], wrap: _Wrap) -> Iterable[tuple[int, list[_Line]]]:
         run, start = [line], i
     if run:
         yield start, run
+
+
+#: How much deeper than its tag a tag paragraph's body may be set (man's .TP indents: 2-8).
+_MAX_TAG_INDENT = 8
+
+
+def _tag_reads_on(tag: list[_Line], body: list[_Line], wrap: _Wrap) -> bool:
+    """Whether `body` (the lines that make the first output line of a run), set deeper than
+    the run `tag` above it, continues `tag`'s sentence.
+
+    A man page's tag paragraph (.TP) whose tag does not fit before the body's indent gets the
+    tag on lines of its own, wrapped at the tag's indent, and the body below it, deeper. When
+    the tag is prose that overflowed a full line and stops mid-sentence, and the body goes on
+    in lower case, the writer wrote one paragraph: "Connection resource - Name of the resource
+    The arguments in this" / "group can be" over "  used to specify the attributes of this
+    resource." A short tag ("-a, --all"), a tag ending on punctuation, a body that starts a
+    sentence, and a single body line that does not end one (an example command: "so, for
+    example," over "find . -path ./src") are left as they are.
+    """
+    head, last, first = tag[0], tag[-1], body[0]
+    if not wrap.trusted or head.fixed or first.fixed or first.text_column is not None:
+        return False
+    if not 2 <= first.indent - last.indent <= _MAX_TAG_INDENT:
+        return False
+    if any(line.indent != head.indent for line in tag[1:]):
+        return False
+    below = tag[1] if len(tag) > 1 else first
+    needed = head.width + 1 + display_width(_first_unit(below.text.lstrip(), wrap.breaks_cjk))
+    if head.width < _ONE_SIGNAL_SHARE * wrap.column or needed < wrap.column:
+        return False  # the tag's first line was not filled: a label, not overflowed prose
+    if _TERMINATED.search(last.text[-8:]) or not _CONTINUES.match(first.body):
+        return False
+    if _CJK.search(first.body) and not _CJK.search(last.text):
+        return False  # a Chinese description under an English line is no continuation
+    if len(body) == 1 and not _SENTENCE_END.search(first.text):
+        return False
+    return _looks_like_prose(tag, wrap, None) and _looks_like_prose(body, wrap, None)
 
 
 def _item_is_mid_sentence(previous: _Line, line: _Line, wrap: _Wrap) -> bool:
@@ -582,9 +638,27 @@ def _looks_like_prose(run: list[_Line], wrap: _Wrap, own: int | None) -> bool:
             return False
         tokens += len(line.body.split())
         words += len(_WORDS.findall(line.body))
-    if words < _MIN_WORD_SHARE * tokens or _is_numbered_listing(run):
+    if _is_numbered_listing(run):
+        return False
+    if words < _MIN_WORD_SHARE * tokens and not _is_filled(run, wrap):
         return False
     return not _has_columns(run, wrap.column if wrap.trusted else own)
+
+
+def _is_filled(run: list[_Line], wrap: _Wrap) -> bool:
+    """Whether a renderer filled and justified the run: 2+ lines before its last reach the
+    trusted column exactly and justification widened gaps in them. No-fill text (listings,
+    tables) is never justified, so this is text the renderer wrapped, whatever its words are:
+    an option list in a sentence ("sane 同 cread -ignbrk brkint -inlcr ..." in stty(1)). A
+    SYNOPSIS is filled too, and stays line by line: a run with a bracketed or braced argument
+    ("[--filter=EXPRESSION]", "{-o|--create}") is not taken by this rule."""
+    if not wrap.trusted or len(run) < 3:
+        return False
+    if any(_SYNOPSIS_ARGUMENT.search(line.text) for line in run):
+        return False
+    if any(abs(line.width - wrap.column) > 1 for line in run[:-1]):
+        return False
+    return _is_justified(run, wrap.column)
 
 
 def _has_columns(run: list[_Line], column: int | None) -> bool:
