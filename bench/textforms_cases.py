@@ -14,7 +14,9 @@
   "name=value" configuration lines, a command under a Chinese line ending in a colon, and in
   man pages a Latin line set deeper than the Chinese lines around it). A row of a tag table
   ("F9   由功能键F19…" over "FA   …", text at one column) is a unit of its own. A list item's
-  bullet is dropped; the item's text counts as prose.
+  bullet is dropped; the item's text counts as prose. AsciiDoc sources by AsciiDoc's own
+  syntax (`adoc_verbatim_lines`, `adoc_unit_lines`): verbatim blocks, tables and literal
+  paragraphs are code; markup lines ("+", "[[id]]", ".Title", "term::") are units alone.
 - Normalisation: whitespace runs become one space, or nothing when a line break sits next to a
   CJK character; groff's hyphenation (U+2010 at a line end between letters) is undone, an
   ASCII hyphen at a line end is kept and the line joined without a space ("well-known").
@@ -91,6 +93,8 @@ _INFO = re.compile(r"^(?:File: .*Node: |\* [^:]+::|\x1f)")
 _SYNOPSIS_HEAD = re.compile(r"^(?:SYNOPSIS|概述|总览|语法|大纲|摘要|用法)\b")
 _MAN_HEAD = re.compile(r"^[A-Z\u4e00-\u9fff][A-Z0-9 \u4e00-\u9fff()/-]*$")
 _BULLET = re.compile(r"^\s*(?:[*+o•·-]|\d{1,3}[.)])\s+")
+# AsciiDoc's list markers also nest by repetition ("** fix typos", ".. second level").
+_ADOC_BULLET = re.compile(r"^\s*(?:\*{1,5}|\.{1,5}|-|\d{1,3}[.)])\s+")
 # PDF cases use the end pattern as it was before the "[1]" and lone-"." rules below were added
 # (their own lower-case rule is `_PDF_LOWER_END`), so the PDF rows stay as measured.
 _PDF_SENTENCE_END_BASE = (
@@ -99,7 +103,8 @@ _PDF_SENTENCE_END_BASE = (
 _SENTENCE_END = re.compile(
     r"(?:[。！？][”’」』）)]*)"
     # ("`": a sentence of a markup source can begin with inline code, "``IMPORTED`` targets")
-    r"|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_`\u4e00-\u9fff]| \^ ?\[\d+\]| \[\d+\](?: |$)))"
+    # ("+": or with AsciiDoc's inline passthrough, "+git log -p+ would help you")
+    r"|(?:[.!?][\"'”’)\]]*(?= [A-Z\"'“(‘*_`\u4e00-\u9fff]| \+\w| \^ ?\[\d+\]| \[\d+\](?: |$)))"
     # A lone "." before a lower-case word: a sentence that begins with a command or a name
     # ("/etc/apt/sources.list. apt-get will call dpkg"), unless the word before the "." is an
     # abbreviation (`_ABBREVIATION_BEFORE`).
@@ -304,6 +309,8 @@ def _code(path: Path, text: str) -> frozenset[int]:
         return rst_literal_lines(lines)
     if suffix == ".org":
         return org_verbatim_lines(lines)
+    if suffix in _ADOC_SUFFIXES:
+        return adoc_verbatim_lines(lines)
     return frozenset()
 
 
@@ -351,6 +358,77 @@ def org_verbatim_lines(lines: Sequence[str]) -> frozenset[int]:
             if _ORG_END.match(line):
                 inside = False
     return frozenset(found)
+
+
+_ADOC_SUFFIXES = frozenset({".adoc", ".asciidoc"})
+# AsciiDoc's delimited blocks whose content is verbatim or not prose: listing (----), literal
+# (....), passthrough (++++), comment (////), a fenced block (```), a table (|===, ,===, :===).
+_ADOC_VERBATIM_DELIMITER = re.compile(r"^(?:-{4,}|\.{4,}|\+{4,}|/{4,}|`{3}.*|[|,:!]={3,})\s*$")
+
+
+def _adoc_title_underline(lines: Sequence[str], number: int) -> bool:
+    """A two-line section title's underline ("NAME" over "----"): a run of one of = - ~ ^ +
+    whose length is within one of the non-blank title line above it (AsciiDoc's rule)."""
+    line = lines[number].rstrip()
+    if number == 0 or not re.fullmatch(r"([=\-~^+])\1+", line):
+        return False
+    title = lines[number - 1].rstrip()
+    return (
+        bool(title.strip())
+        and not title.startswith((" ", "\t"))
+        and (abs(len(title) - len(line)) <= 1)
+    )
+
+
+def adoc_verbatim_lines(lines: Sequence[str]) -> frozenset[int]:
+    """The lines of an AsciiDoc file that are not prose by its own syntax: delimited verbatim
+    blocks and tables (`_ADOC_VERBATIM_DELIMITER`, delimiters included, closed by the same
+    line) and literal paragraphs (a paragraph whose first line is indented, after a blank
+    line; an indented line right under a text line continues that text instead)."""
+    found: set[int] = set()
+    closer: str | None = None
+    literal = False
+    previous = ""
+    for number, line in enumerate(lines):
+        stripped = line.rstrip()
+        if closer is not None:
+            found.add(number)
+            if stripped == closer or (closer == "```" and stripped.startswith("```")):
+                closer = None
+        elif _ADOC_VERBATIM_DELIMITER.match(stripped) and not _adoc_title_underline(lines, number):
+            found.add(number)
+            closer = "```" if stripped.startswith("```") else stripped
+        elif not stripped:
+            literal = False
+        elif literal or (line[:1].isspace() and not previous.strip()):
+            found.add(number)
+            literal = True
+        previous = line
+    return frozenset(found)
+
+
+# AsciiDoc lines that stand alone, a unit like a heading (`adoc_unit_lines`): a list
+# continuation "+", an anchor or block attribute line ("[[user-name]]", "[source,ruby]"), a
+# block title (".Title"), a term of a description list ("What does `x` do?::"), a comment, an
+# attribute entry (":name: value"), a block macro ("image::a.png[]", "ifdef::env[]"), a section
+# title ("== Usage"), an open, example, sidebar or quote block delimiter.
+_ADOC_UNIT = re.compile(
+    r"^(?:\+|\[.*\]|\.[^\s.].*|.*(?::{2,4}|;;)|//.*|:!?[\w-]+!?:.*|[\w-]+::\S*\[.*\]"
+    r"|=+ .*|--|={4,}|\*{4,}|_{4,})\s*$"
+)
+
+
+def adoc_unit_lines(lines: Sequence[str]) -> set[int]:
+    """Lines of an AsciiDoc file that are units of their own (`_ADOC_UNIT`, and a two-line
+    section title with its underline): the paragraph above ends there, the one below starts
+    after it, so markup is not read as the start or end of a sentence."""
+    found: set[int] = set()
+    for number, line in enumerate(lines):
+        if _adoc_title_underline(lines, number):
+            found.update((number - 1, number))
+        elif _ADOC_UNIT.match(line):
+            found.add(number)
+    return found
 
 
 def raw_text(path: Path) -> str:
@@ -443,8 +521,11 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
     labelled = label_lines(shown, man=man, blocks=not pdf, code=_code(path, text))
     full_width = _PDF_FULL_SHARE * _typical_width(text) if pdf else 0.0
     headings = heading_lines([raw.text for raw in labelled], man=man)
+    if path.suffix.lower() in _ADOC_SUFFIXES:
+        headings |= adoc_unit_lines([raw.text for raw in labelled])
     rows = tag_table_rows([raw.text for raw in labelled]) if not pdf else set()
     displays = latin_displays([raw.text for raw in labelled]) if man else set()
+    bullets = _ADOC_BULLET if path.suffix.lower() in _ADOC_SUFFIXES else _BULLET
     paragraphs: list[Paragraph] = []
     offset = 0
     block_start: int | None = None
@@ -488,7 +569,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                 if block_ok:
                     paragraphs.append(Paragraph(block_start, offset - 1))
                 block_start, block_ok = None, True
-            if block_start is not None and form in _LIST_FORMS and _BULLET.match(raw.text):
+            if block_start is not None and form in _LIST_FORMS and bullets.match(raw.text):
                 # A list item of a markup source starts a unit without a blank line before it
                 # ("...'hide1cloze'.)" over "2. =show1cloze= -- ..."): its syntax says so, and
                 # the reader keeps items apart.
@@ -496,7 +577,7 @@ def prose_paragraphs(path: Path, text: str, form: str) -> list[Paragraph]:
                     paragraphs.append(Paragraph(block_start, offset - 1))
                 block_start, block_ok = None, True
             if block_start is None:
-                bullet = _BULLET.match(raw.text)
+                bullet = bullets.match(raw.text)
                 block_start = offset + (bullet.end() if bullet else 0)
                 first_indent = indent
             elif (

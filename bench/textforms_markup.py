@@ -3,8 +3,12 @@
     rst/en     CMake's reference manual (cmake-data: /usr/share/cmake-*/Help/**/*.rst), a Sphinx
                project; random files (fixed seed) of 2k+ characters up to the budget
     adoc/en    asciidoctor's README.adoc, its syntax reference (ruby-asciidoctor) and
-               asciidoctor-pdf's README.adoc
-    adoc/zh    asciidoctor's README-zh_CN.adoc
+               asciidoctor-pdf's README.adoc, one sentence per line (so the seed's splitter
+               cuts almost none of their sentences: 2 cases in all), and four of git's guides
+               as AsciiDoc sources (git-doc's gitfaq, SubmittingPatches, ReviewingGuidelines,
+               gitworkflows .txt, saved as .adoc), wrapped prose: the cases come from these
+    adoc/zh    asciidoctor's README-zh_CN.adoc, one sentence per line: no sentence is cut, so
+               no case (no other Chinese AsciiDoc source is packaged in Debian that we know of)
     org/en     org-drill.org (elpa-org-drill), org-make-toc's README.org and example.org,
                org-appear's README.org
     troff/en   man page sources (/usr/share/man/man{1,5,8}/*.gz decompressed, named .1/.5/.8):
@@ -26,6 +30,7 @@ PACKAGES = (
     "asciidoctor",
     "ruby-asciidoctor",
     "ruby-asciidoctor-pdf",
+    "git-doc",
     "elpa-org-drill",
     "elpa-org-make-toc",
     "elpa-org-appear",
@@ -74,6 +79,11 @@ _ADOC = {
         "usr/share/doc/asciidoctor/README.adoc.gz",
         "usr/share/rubygems-integration/all/gems/asciidoctor-*/data/reference/syntax.adoc",
         "usr/share/doc/ruby-asciidoctor-pdf/README.adoc.gz",
+        # git's documentation is AsciiDoc, kept under .txt names (git < 2.49)
+        "usr/share/doc/git-doc/gitfaq.txt",
+        "usr/share/doc/git-doc/SubmittingPatches.txt",
+        "usr/share/doc/git-doc/ReviewingGuidelines.txt",
+        "usr/share/doc/git-doc/gitworkflows.txt",
     ),
     "zh": ("usr/share/doc/asciidoctor/README-zh_CN.adoc.gz",),
 }
@@ -85,7 +95,9 @@ _ORG = (
 )
 
 
-def _copy_files(patterns: tuple[str, ...], root: Path, out: Path) -> list[str]:
+def _copy_files(
+    patterns: tuple[str, ...], root: Path, out: Path, suffix: str | None = None
+) -> list[str]:
     used: list[str] = []
     for pattern in patterns:
         found = sorted(root.glob(pattern))
@@ -94,6 +106,8 @@ def _copy_files(patterns: tuple[str, ...], root: Path, out: Path) -> list[str]:
         source = found[-1]
         package = source.parts[len(root.parts) + 3]  # usr/share/doc/PACKAGE/...
         name = source.name.removesuffix(".gz")
+        if suffix is not None:
+            name = str(Path(name).with_suffix(suffix))  # git's AsciiDoc .txt files
         (out / f"{package}-{name}").write_text(corpus._read_maybe_gz(source), encoding="utf-8")
         used.append(str(source))
     return used
@@ -102,7 +116,7 @@ def _copy_files(patterns: tuple[str, ...], root: Path, out: Path) -> list[str]:
 def _build_adoc(
     lang: str, root: Path, out: Path, budget: int, rng: random.Random
 ) -> tuple[list[str], str]:
-    used = _copy_files(_ADOC[lang], root, out)
+    used = _copy_files(_ADOC[lang], root, out, suffix=".adoc")
     return used, "whole files"
 
 
