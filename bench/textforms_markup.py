@@ -4,7 +4,7 @@
                project; random files (fixed seed) of 2k+ characters up to the budget
     adoc/en    asciidoctor's README.adoc, its syntax reference (ruby-asciidoctor) and
                asciidoctor-pdf's README.adoc, one sentence per line (so the seed's splitter
-               cuts almost none of their sentences: 2 cases in all), and four of git's guides
+               cuts almost none of their sentences: 1 case in all), and four of git's guides
                as AsciiDoc sources (git-doc's gitfaq, SubmittingPatches, ReviewingGuidelines,
                gitworkflows .txt, saved as .adoc), wrapped prose: the cases come from these
     adoc/zh    asciidoctor's README-zh_CN.adoc, one sentence per line: no sentence is cut, so
