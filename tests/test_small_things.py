@@ -119,9 +119,9 @@ def test_seed_layout_queries_share_one_onnx_session(
     opened: list[Path] = []
     real_open = onnx._open_session
 
-    def counting_open(path: Path) -> Any:
+    def counting_open(path: Path, threads: int | None = None) -> Any:
         opened.append(path)
-        return real_open(path)
+        return real_open(path, threads)
 
     monkeypatch.setattr(onnx, "_open_session", counting_open)
     with _stitcher_for(weaviate_server, seed_collection) as s:
