@@ -18,11 +18,12 @@ class MemoryCore:
     """One collection's data in dicts; MemoryStore adds the capabilities on top."""
 
     def __init__(
-        self, name: str, server: MemoryServer | None = None, tenant: str | None = None
+        self, name: str, server: MemoryServer[Any] | None = None, tenant: str | None = None
     ) -> None:
         self._tenant = checked_tenant_name(tenant)
         self._name = name[:1].upper() + name[1:]
-        self._server = MemoryServer() if server is None else server
+        # Its stores are MemoryStores (store.py, which re-declares the type it can name).
+        self._server: MemoryServer[Any] = MemoryServer() if server is None else server
         self._settings: CollectionSettings | None = None
         self._created = False
         self._objects: dict[str, tuple[dict[str, Any], list[float]]] = {}

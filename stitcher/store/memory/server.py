@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from stitcher.errors import FaultKind
 from stitcher.models import CollectionSettings
 
-if TYPE_CHECKING:
-    from stitcher.store.memory.store import MemoryStore
+
+class HeldStore(Protocol):
+    """What a server asks of the stores it holds."""
+
+    def exists(self) -> bool: ...
+
+
+# The stores are the server's type parameter, not an import: a store module builds its server,
+# so the server module naming the store's class would tie the two into a circle.
+StoreT = TypeVar("StoreT", bound=HeldStore)
 
 
 class MemoryLeases:
@@ -58,16 +66,16 @@ class MemoryLeases:
         return None
 
 
-class MemoryServer:
+class MemoryServer(Generic[StoreT]):
     """What the in-memory stores of one "server" share, as stores on one Weaviate do: which
     collections exist, and the leases."""
 
     def __init__(self) -> None:
-        self.collections: dict[str, MemoryStore] = {}
+        self.collections: dict[str, StoreT] = {}
         self.leases = MemoryLeases()
         #: Multi-tenant collections: their tenants' stores by name, the settings they share,
         #: and each tenant's activity status ("ACTIVE" or "INACTIVE") by (collection, tenant).
-        self.tenants: dict[str, dict[str, MemoryStore]] = {}
+        self.tenants: dict[str, dict[str, StoreT]] = {}
         self.tenant_settings: dict[str, CollectionSettings] = {}
         self.status: dict[tuple[str, str], str] = {}
 

@@ -31,7 +31,7 @@ from stitcher.store.base import ChunkStore, Layout
 from stitcher.store.memory.entities import MemoryEntities
 from stitcher.store.memory.reads import MemoryReads
 from stitcher.store.memory.seed import MemorySeedLayout
-from stitcher.store.memory.server import MemoryLeases
+from stitcher.store.memory.server import MemoryLeases, MemoryServer
 from stitcher.store.schema import (
     no_tenants,
     plan_properties,
@@ -47,6 +47,8 @@ class MemoryStore(MemoryReads, MemorySeedLayout):
     Stores given the same `server` see each other's collections and leases; without one, a
     store is alone on a server of its own.
     """
+
+    _server: MemoryServer[MemoryStore]
 
     def exists(self) -> bool:
         """Whether `create` was called (single-tenant: or the name is a multi-tenant
