@@ -139,6 +139,16 @@ def test_a_debian_doc_folder_is_read_by_name_and_content(tmp_path: Path) -> None
     )
 
 
+def test_a_version_after_the_last_dot_is_no_file_type(tmp_path: Path) -> None:
+    # /usr/share/common-licenses: "Apache-2.0", "GFDL-1.3" are licences, not ".0" or ".3" files.
+    licence = "Licensed under the Apache License. You may not use this file except in compliance.\n"
+    (tmp_path / "Apache-2.0").write_text(licence * 20, encoding="utf-8")
+    (tmp_path / "data-1.0").write_text("a,b,c\n1,2,3\n" * 20, encoding="utf-8")
+    found = discover([str(tmp_path)])
+    assert {f.doc_id.split("/")[-1]: f.kind for f in found.files} == {"Apache-2.0": ".txt"}
+    assert describe_skipped(found.skipped) == "1 .0 (not prose by its name or content)"
+
+
 def test_compressed_files_are_read_decompressed_under_their_real_name(tmp_path: Path) -> None:
     root = debian_doc_folder(tmp_path / "tidewater")
     docs = {f.doc_id: load(f) for f in discover([str(root)]).files}

@@ -118,7 +118,10 @@ def classify(path: Path, readers: Container[str], *, named: bool = False) -> Ver
     extension = _extension(inner)
     kind = extension + compression if extension else compression or NO_EXTENSION
     by_name = extension in readers
-    if extension and not by_name and not is_document_name(inner):
+    # "Apache-2.0", "GFDL-1.3": a number after the last dot that no reader is registered for is
+    # a version, not a type, and the file is told by its content as one without an extension.
+    versioned = extension[1:].isdigit()
+    if extension and not by_name and not versioned and not is_document_name(inner):
         return Verdict("", kind, NOT_SUPPORTED)
     head, whole = _head(path, compression)
     if head is _TOO_LARGE:
